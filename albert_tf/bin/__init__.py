@@ -1,0 +1,1 @@
+"""Thin command-line binaries (absl flags); each parses flags and calls the library."""

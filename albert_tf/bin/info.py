@@ -1,0 +1,52 @@
+"""albert-tf-info: parameter counts and shapes of the official model configs.
+
+    albert-tf-info                       # every config in official_configs/models
+    albert-tf-info --models=albert_base,bert_base --sharing=none
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("models", None, "Config names or paths (default: all official configs).")
+flags.DEFINE_string("sharing", None, "Override the sharing mode (all, attention, ffn, none).")
+
+
+def official_names() -> list[str]:
+    from albert_tf.config import official_config_path
+    models_dir = os.path.dirname(official_config_path("albert_base"))
+    return sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(models_dir, "*.json")))
+
+
+def describe(names: list[str], sharing: str | None) -> list[str]:
+    import albert_tf
+    rows = ["| model | V | E | H | L | G x K | heads | I | sharing | parameters |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for name in names:
+        config = albert_tf.load_config(name)
+        if sharing:
+            config = config.replace(sharing=sharing)
+        params = albert_tf.build_encoder(config).count_params()
+        rows.append(f"| {name} | {config.vocab_size} | {config.embedding_size} | "
+                    f"{config.hidden_size} | {config.num_hidden_layers} | "
+                    f"{config.num_hidden_groups} x {config.inner_group_num} | "
+                    f"{config.num_attention_heads} | {config.intermediate_size} | "
+                    f"{config.sharing} | {params:,} |")
+    return rows
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    print("\n".join(describe(FLAGS.models or official_names(), FLAGS.sharing)))
+
+
+def run() -> None:
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

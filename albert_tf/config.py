@@ -1,0 +1,251 @@
+"""`AlbertConfig`: the hyperparameters of one ALBERT (or BERT) model.
+
+The field names are exactly the keys of Google's original ``albert_config.json``,
+so a released config file loads unchanged. One key is ours: ``sharing`` says which
+sublayers of a transformer layer share weights across depth.
+
+Activation names
+----------------
+The same name means different functions in different code bases. Our names follow
+the original Google code, the format of ``albert_config.json``:
+
+============================  ==============================  ========================
+our ``hidden_act``            function                        Hugging Face name
+============================  ==============================  ========================
+``gelu`` (Google's meaning)   tanh approximation of GELU      ``gelu_new``
+``gelu_new``                  tanh approximation of GELU      ``gelu_new``
+``gelu_pytorch_tanh``         tanh approximation of GELU      ``gelu_pytorch_tanh``
+``gelu_fast``                 tanh approximation of GELU      ``gelu_fast``
+``gelu_exact``                exact ``x * Phi(x)`` (erf)      ``gelu``
+``relu``, ``tanh``, ``silu``  as named                        same
+============================  ==============================  ========================
+
+Hugging Face's ``"gelu"`` is the exact erf form; convert a Hugging Face config with
+:func:`activation_from_hf` so that nothing changes meaning silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any, Mapping
+
+SHARING_MODES = ("all", "attention", "ffn", "none")
+
+# Our activation name -> canonical function name used by albert_tf.layers.activations.
+ACTIVATIONS = {
+    "gelu": "gelu_tanh",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu_fast": "gelu_tanh",
+    "gelu_tanh": "gelu_tanh",
+    "gelu_exact": "gelu_exact",
+    "gelu_erf": "gelu_exact",
+    "relu": "relu",
+    "tanh": "tanh",
+    "silu": "silu",
+    "swish": "silu",
+}
+
+# Hugging Face activation name -> our name (only where the meaning differs or needs care).
+_HF_TO_OURS = {"gelu": "gelu_exact", "gelu_new": "gelu_new",
+               "gelu_pytorch_tanh": "gelu_pytorch_tanh", "gelu_fast": "gelu_fast",
+               "relu": "relu", "tanh": "tanh", "silu": "silu", "swish": "silu"}
+_OURS_TO_HF = {"gelu_tanh": "gelu_new", "gelu_exact": "gelu",
+               "relu": "relu", "tanh": "tanh", "silu": "silu"}
+
+
+class ConfigError(ValueError):
+    """A model configuration is malformed; the message names the key and the fix."""
+
+
+def activation_from_hf(name: str) -> str:
+    """Maps a Hugging Face ``hidden_act`` to ours (HF ``gelu`` is the erf form)."""
+    if name not in _HF_TO_OURS:
+        raise ConfigError(f"hidden_act: Hugging Face activation {name!r} is not supported; "
+                          f"use one of {sorted(_HF_TO_OURS)}.")
+    return _HF_TO_OURS[name]
+
+
+def activation_to_hf(name: str) -> str:
+    """Maps our ``hidden_act`` to the Hugging Face name with the same function."""
+    return _OURS_TO_HF[ACTIVATIONS[name]]
+
+
+@dataclasses.dataclass(frozen=True)
+class AlbertConfig:
+    """Hyperparameters of an ALBERT or BERT encoder (field names as in ``albert_config.json``).
+
+    BERT is the special case ``embedding_size == hidden_size`` (no projection) and
+    ``sharing="none"``.
+
+    Attributes:
+      vocab_size: V, SentencePiece/WordPiece vocabulary size.
+      embedding_size: E, width of the token embeddings (factorized: V x E then E -> H).
+      hidden_size: H, width of every transformer layer.
+      num_hidden_layers: L, depth of the encoder.
+      num_hidden_groups: G, number of distinct parameter groups; layer ``i`` uses group
+        ``int(i / L * G)`` exactly as the original code.
+      inner_group_num: K, transformer layers applied, in order, inside each group call.
+      num_attention_heads: N; ``hidden_size`` must be divisible by it.
+      intermediate_size: I, width of the feed-forward layer.
+      hidden_act: activation name, see the module docstring for its meaning.
+      hidden_dropout_prob: dropout on embeddings and sublayer outputs.
+      attention_probs_dropout_prob: dropout on attention probabilities.
+      max_position_embeddings: P, longest sequence the model accepts.
+      type_vocab_size: T, number of segment (token type) ids.
+      initializer_range: stddev of the truncated-normal weight initializer.
+      layer_norm_eps: LayerNorm epsilon (1e-12 in the original ALBERT).
+      sharing: which weights are shared across the layers of a group: ``all``
+        (the whole layer, ALBERT), ``attention`` (self-attention only), ``ffn``
+        (feed-forward only) or ``none`` (BERT).
+      classifier_dropout_prob: dropout before task heads (defaults to hidden dropout).
+    """
+
+    vocab_size: int = 30000
+    embedding_size: int = 128
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_hidden_groups: int = 1
+    inner_group_num: int = 1
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.0
+    attention_probs_dropout_prob: float = 0.0
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    initializer_range: float = 0.02
+    layer_norm_eps: float = 1e-12
+    sharing: str = "all"
+    classifier_dropout_prob: float | None = None
+
+    def __post_init__(self) -> None:
+        self._check_types()
+        self._check_values()
+
+    # ----------------------------------------------------------------- validation
+    def _check_types(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name == "classifier_dropout_prob" and value is None:
+                continue
+            expected = {"int": int, "float": (int, float), "str": str}.get(
+                str(field.type).split(" ")[0])
+            if expected is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, expected):
+                raise ConfigError(f"{field.name}: expected {str(field.type).split(' ')[0]}, "
+                                  f"got {value!r} ({type(value).__name__}).")
+
+    def _check_values(self) -> None:
+        positive = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
+                    "num_hidden_groups", "inner_group_num", "num_attention_heads",
+                    "intermediate_size", "max_position_embeddings", "type_vocab_size")
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name}: must be a positive integer, got {getattr(self, name)}.")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"{name}: must be in [0, 1), got {getattr(self, name)}.")
+        if self.hidden_size % self.num_attention_heads:
+            raise ConfigError(
+                f"hidden_size: {self.hidden_size} is not divisible by num_attention_heads="
+                f"{self.num_attention_heads}; choose a head count that divides it.")
+        if self.num_hidden_groups > self.num_hidden_layers:
+            raise ConfigError(
+                f"num_hidden_groups: {self.num_hidden_groups} groups but only "
+                f"{self.num_hidden_layers} layers (num_hidden_layers); every group needs "
+                "at least one layer, so use num_hidden_groups <= num_hidden_layers.")
+        if self.sharing not in SHARING_MODES:
+            raise ConfigError(f"sharing: unknown mode {self.sharing!r}; "
+                              f"use one of {list(SHARING_MODES)}.")
+        if self.hidden_act not in ACTIVATIONS:
+            raise ConfigError(f"hidden_act: unknown activation {self.hidden_act!r}; "
+                              f"use one of {sorted(ACTIVATIONS)}.")
+        if self.initializer_range <= 0 or self.layer_norm_eps <= 0:
+            raise ConfigError("initializer_range and layer_norm_eps must be positive.")
+
+    # ------------------------------------------------------------------- derived
+    @property
+    def head_size(self) -> int:
+        """D = H / N, the width of one attention head."""
+        return self.hidden_size // self.num_attention_heads
+
+    def group_of_layer(self, layer_index: int) -> int:
+        """The hidden group that layer ``layer_index`` uses (original: int(i / L * G))."""
+        return int(layer_index / self.num_hidden_layers * self.num_hidden_groups)
+
+    @property
+    def is_bert(self) -> bool:
+        return self.embedding_size == self.hidden_size and self.sharing == "none"
+
+    # ------------------------------------------------------------------ file I/O
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> "AlbertConfig":
+        """Builds a config, rejecting unknown keys by name."""
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"a config must be a JSON object, got {type(values).__name__}.")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            hint = ""
+            if "model_type" in values or "architectures" in values:
+                hint = (" This looks like a Hugging Face config.json; convert it with "
+                        "`albert-tf-convert --from=hf`.")
+            raise ConfigError(f"unknown config key(s) {unknown}; known keys are "
+                              f"{sorted(known)}.{hint}")
+        return cls(**dict(values))
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike) -> "AlbertConfig":
+        """Reads an ``albert_config.json`` (original keys plus ``sharing``)."""
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"config file {path!r} does not exist; pass the path to an "
+                                    "albert_config.json or one of official_configs/models/*.json.")
+        with open(path, encoding="utf-8") as f:
+            try:
+                values = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ConfigError(f"{path}: not valid JSON ({e}).") from e
+        try:
+            return cls.from_dict(values)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from e
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self, path: str | os.PathLike) -> None:
+        """Writes the config atomically (temporary file, then rename)."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+
+    def replace(self, **changes: Any) -> "AlbertConfig":
+        """A copy with some fields changed (validated like a new config)."""
+        return dataclasses.replace(self, **changes)
+
+
+def official_config_path(name: str) -> str:
+    """Path of ``official_configs/models/<name>.json`` in a source checkout or install."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for root in (os.path.join(here, "official_configs"),
+                 os.path.join(os.path.dirname(here), "official_configs")):
+        path = os.path.join(root, "models", f"{name}.json")
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError(f"no official model config named {name!r}; see "
+                            "official_configs/models/ for the available names.")
+
+
+def load_config(name_or_path: str) -> AlbertConfig:
+    """An official config by name (``albert_base``) or any config file by path."""
+    if os.path.sep in name_or_path or name_or_path.endswith(".json"):
+        return AlbertConfig.from_json(name_or_path)
+    return AlbertConfig.from_json(official_config_path(name_or_path))
