@@ -4,6 +4,10 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tools"))
+import update_build  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -14,16 +18,13 @@ def _declared_srcs() -> set[str]:
 
 def test_every_module_and_test_is_declared():
     declared = _declared_srcs()
-    missing = []
-    for top in ("albert_tf", "tests", "tflite"):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
-            if "__pycache__" in dirpath:
-                continue
-            for name in files:
-                rel = os.path.relpath(os.path.join(dirpath, name), ROOT)
-                if name.endswith(".py") and rel not in declared:
-                    missing.append(rel)
-    assert not missing, f"not in BUILD (run `make build-file`): {missing}"
+    wanted = [p for p in update_build.source_files()
+              if p.startswith(("albert_tf/", "tests/", "tflite/"))]
+    assert len(wanted) > 20
+    missing = [p for p in wanted if p not in declared]
+    assert not missing, f"not in BUILD (git add them, then `make build-file`): {missing}"
+    stale = [p for p in declared if not os.path.exists(os.path.join(ROOT, p))]
+    assert not stale, f"BUILD declares files that do not exist: {stale}"
 
 
 def test_build_file_is_up_to_date():

@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 
 from albert_tf.backend import keras, tf
-from albert_tf.layers.util import build_sublayer, truncated_normal
+from albert_tf.layers.util import WeightlessLayer, build_sublayer, truncated_normal
 
 # Added to the attention logits of padded key positions (the original's constant).
 MASK_ADDER = -10000.0
 
 
 @keras.utils.register_keras_serializable(package="albert_tf")
-class AttentionMask(keras.layers.Layer):
+class AttentionMask(WeightlessLayer):
     """Turns ``input_mask`` int32 ``[B, T]`` (1 = real token) into a logit bias ``[B, 1, 1, T]``."""
 
     def call(self, input_mask: tf.Tensor) -> tf.Tensor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from albert_tf.backend import keras, tf
 from albert_tf.layers.activations import get_activation
-from albert_tf.layers.util import build_sublayer, truncated_normal
+from albert_tf.layers.util import WeightlessLayer, build_sublayer, truncated_normal
 
 
 @keras.utils.register_keras_serializable(package="albert_tf")
@@ -36,7 +36,7 @@ class ClsPooler(keras.layers.Layer):
 
 
 @keras.utils.register_keras_serializable(package="albert_tf")
-class GatherPositions(keras.layers.Layer):
+class GatherPositions(WeightlessLayer):
     """Picks ``positions [B, P]`` out of ``sequence [B, S, H]`` -> ``[B, P, H]``."""
 
     def call(self, inputs) -> tf.Tensor:
@@ -121,7 +121,7 @@ class SpanLogits(keras.layers.Layer):
 
 
 @keras.utils.register_keras_serializable(package="albert_tf")
-class FoldChoices(keras.layers.Layer):
+class FoldChoices(WeightlessLayer):
     """Multiple choice: ``[B, C, S] -> [B * C, S]`` so each choice is one encoder row."""
 
     def call(self, x: tf.Tensor) -> tf.Tensor:
@@ -129,7 +129,7 @@ class FoldChoices(keras.layers.Layer):
 
 
 @keras.utils.register_keras_serializable(package="albert_tf")
-class UnfoldChoices(keras.layers.Layer):
+class UnfoldChoices(WeightlessLayer):
     """Multiple choice: per-row scores ``[B * C, 1] -> [B, C]``."""
 
     def __init__(self, num_choices: int, **kwargs):

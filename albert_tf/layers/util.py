@@ -18,3 +18,10 @@ def build_sublayer(layer: keras.layers.Layer, input_shape) -> None:
     """
     with tf.name_scope(layer.name):
         layer.build(input_shape)
+
+
+class WeightlessLayer(keras.layers.Layer):
+    """Base for custom layers without weights: prunable (nothing to prune) for TF-MOT."""
+
+    def get_prunable_weights(self) -> list:
+        return []
