@@ -3,6 +3,8 @@
 A *model directory* is what `albert-tf-convert` and the training binaries write::
 
     DIR/config.json            AlbertConfig.to_json
+    DIR/task.json              (finetuned models) `TaskInfo`: task, head, labels, seq length
+    DIR/vocab.model            (when known) the SentencePiece model the ids come from
     DIR/weights.index          standard TF checkpoint (tf.train.load_checkpoint reads it)
     DIR/weights.data-*         whose keys are our weight names, e.g.
                                ``embeddings/word_embeddings/embeddings``,
@@ -28,6 +30,55 @@ from albert_tf.config import AlbertConfig
 
 WEIGHTS_PREFIX = "weights"
 CONFIG_FILE = "config.json"
+TASK_FILE = "task.json"
+VOCAB_FILE = "vocab.model"
+HEADS = ("classification", "regression", "span", "token_classification", "multiple_choice",
+         "pretraining")
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskInfo:
+    """What a model directory's head does, for export and serving.
+
+    Attributes:
+      task: task name, e.g. ``sst2`` or a custom TSV task's name.
+      head: one of `HEADS`.
+      label_list: class labels in logit order (classification); ``None`` otherwise.
+      max_seq_length: sequence length the model was finetuned with.
+      do_lower_case: whether the tokenizer lower-cases (must match the vocabulary).
+      text_pair: whether inputs are sentence pairs.
+    """
+
+    task: str
+    head: str
+    label_list: tuple[str, ...] | None = None
+    max_seq_length: int = 128
+    do_lower_case: bool = True
+    text_pair: bool = False
+
+    def __post_init__(self) -> None:
+        if self.head not in HEADS:
+            raise ValueError(f"task.json head: unknown head {self.head!r}; use one of {HEADS}.")
+        if self.head == "classification" and not self.label_list:
+            raise ValueError("task.json label_list: a classification task needs its labels.")
+
+    def to_json(self, path: str) -> None:
+        import json
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(dataclasses.asdict(self), f, indent=2)
+
+    @classmethod
+    def from_json(cls, path: str) -> "TaskInfo":
+        import json
+        with open(path, encoding="utf-8") as f:
+            values = json.load(f)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"{path}: unknown task.json key(s) {unknown}; known: {sorted(known)}.")
+        if values.get("label_list") is not None:
+            values["label_list"] = tuple(str(v) for v in values["label_list"])
+        return cls(**values)
 
 
 class CheckpointError(ValueError):
@@ -123,8 +174,10 @@ def restore_weights(model: keras.Model, path: str,
 
 
 def save_model_dir(model: keras.Model, directory: str,
-                   config: AlbertConfig | None = None) -> str:
-    """Writes ``config.json`` and name-keyed weights to ``directory`` atomically.
+                   config: AlbertConfig | None = None, task_info: TaskInfo | None = None,
+                   vocab_file: str | None = None) -> str:
+    """Writes ``config.json``, name-keyed weights and, when given, ``task.json`` and a
+    copy of the SentencePiece ``vocab_file`` (as ``vocab.model``) to ``directory``.
 
     Everything is written to a temporary sibling directory that then replaces
     ``directory``, so a crash never leaves a half-written model directory.
@@ -139,6 +192,12 @@ def save_model_dir(model: keras.Model, directory: str,
     try:
         config.to_json(os.path.join(tmp, CONFIG_FILE))
         write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))
+        if task_info is not None:
+            task_info.to_json(os.path.join(tmp, TASK_FILE))
+        if vocab_file is not None:
+            if not os.path.exists(vocab_file):
+                raise FileNotFoundError(f"vocabulary file {vocab_file!r} does not exist.")
+            shutil.copyfile(vocab_file, os.path.join(tmp, VOCAB_FILE))
         if os.path.exists(directory):
             old = directory + ".old"
             shutil.rmtree(old, ignore_errors=True)
@@ -161,6 +220,23 @@ def load_config_from_dir(directory: str) -> AlbertConfig:
     return AlbertConfig.from_json(path)
 
 
+def load_task_info(directory: str) -> TaskInfo:
+    path = os.path.join(directory, TASK_FILE)
+    if not os.path.exists(path):
+        raise CheckpointError(f"{directory!r} has no {TASK_FILE}: it is not a finetuned model "
+                              "directory (write one with albert-tf-finetune).")
+    return TaskInfo.from_json(path)
+
+
+def vocab_path(directory: str) -> str:
+    """The SentencePiece model shipped in a model directory; a clear error when absent."""
+    path = os.path.join(directory, VOCAB_FILE)
+    if not os.path.exists(path):
+        raise CheckpointError(f"{directory!r} has no {VOCAB_FILE}; pass the SentencePiece model "
+                              "explicitly (--spm_model_file) or save the model with vocab_file=.")
+    return path
+
+
 def load_encoder(directory: str, **build_kwargs) -> keras.Model:
     """The encoder of a model directory, with its weights (heads in the directory ignored)."""
     from albert_tf.networks.encoder import build_encoder
@@ -175,3 +251,27 @@ def load_pretrainer(directory: str, **build_kwargs) -> keras.Model:
     model = build_pretrainer(load_config_from_dir(directory), **build_kwargs)
     restore_weights(model, directory, required=("embeddings/", "mlm/", "sop/"))
     return model
+
+
+def build_task_model(config: AlbertConfig, task_info: TaskInfo, **build_kwargs) -> keras.Model:
+    """The task model that `TaskInfo.head` describes (weights freshly initialized)."""
+    from albert_tf import models
+    if task_info.head == "classification":
+        return models.build_classifier(config, len(task_info.label_list), **build_kwargs)
+    if task_info.head == "regression":
+        return models.build_regressor(config, **build_kwargs)
+    if task_info.head == "span":
+        return models.build_span_extractor(config, **build_kwargs)
+    if task_info.head == "pretraining":
+        return models.build_pretrainer(config, **build_kwargs)
+    raise ValueError(f"no builder wired for head {task_info.head!r} here; build it directly.")
+
+
+def load_task_model(directory: str, **build_kwargs) -> tuple[keras.Model, TaskInfo]:
+    """A finetuned model directory's task model with its weights, and its `TaskInfo`."""
+    task_info = load_task_info(directory)
+    model = build_task_model(load_config_from_dir(directory), task_info, **build_kwargs)
+    missing = restore_weights(model, directory).missing_in_checkpoint
+    if missing:
+        raise CheckpointError(f"{directory}: finetuned weights missing for {missing[:10]}.")
+    return model, task_info
