@@ -29,6 +29,7 @@ EXTRAS_REQUIRE = {
 
 CONSOLE_SCRIPTS = [
     "albert-tf-info=albert_tf.bin.info:run",
+    "albert-tf-train-spm=albert_tf.bin.train_spm:run",
 ]
 
 setup(
