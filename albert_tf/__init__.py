@@ -11,17 +11,49 @@ Public API::
     encoder = albert_tf.load_encoder("out/model")
 """
 
-from albert_tf.backend import keras, tf  # noqa: F401  (selects Keras 2 first)
-from albert_tf.checkpoints import (CheckpointError, load_encoder, load_pretrainer,
-                                   restore_weights, save_model_dir)
-from albert_tf.config import AlbertConfig, ConfigError, load_config
-from albert_tf.models import (build_classifier, build_multiple_choice, build_pretrainer,
-                              build_regressor, build_span_extractor, build_token_classifier)
-from albert_tf.networks import INPUT_NAMES, InputError, build_encoder
+import importlib
+import os
+
+# Keras 2 for TF-MOT: must be chosen before TensorFlow (or TF-MOT) is first imported.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 __version__ = "0.1.0"
 
-__all__ = ["AlbertConfig", "CheckpointError", "ConfigError", "INPUT_NAMES", "InputError",
-           "build_classifier", "build_encoder", "build_multiple_choice", "build_pretrainer",
-           "build_regressor", "build_span_extractor", "build_token_classifier", "load_config",
-           "load_encoder", "load_pretrainer", "restore_weights", "save_model_dir"]
+# Public name -> module that defines it. Resolved on first use (PEP 562), so
+# `import albert_tf` is cheap and TensorFlow-free tools (the TFLite runner, the
+# benchmark workers) can live in this package without importing TensorFlow.
+_EXPORTS = {
+    "AlbertConfig": "albert_tf.config",
+    "ConfigError": "albert_tf.config",
+    "load_config": "albert_tf.config",
+    "CheckpointError": "albert_tf.checkpoints",
+    "TaskInfo": "albert_tf.checkpoints",
+    "load_encoder": "albert_tf.checkpoints",
+    "load_pretrainer": "albert_tf.checkpoints",
+    "load_task_model": "albert_tf.checkpoints",
+    "restore_weights": "albert_tf.checkpoints",
+    "save_model_dir": "albert_tf.checkpoints",
+    "build_classifier": "albert_tf.models",
+    "build_multiple_choice": "albert_tf.models",
+    "build_pretrainer": "albert_tf.models",
+    "build_regressor": "albert_tf.models",
+    "build_span_extractor": "albert_tf.models",
+    "build_token_classifier": "albert_tf.models",
+    "INPUT_NAMES": "albert_tf.networks",
+    "InputError": "albert_tf.networks",
+    "build_encoder": "albert_tf.networks",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
