@@ -16,6 +16,7 @@ INSTALL_REQUIRES = [
     "numpy==2.4.6",
     "pyyaml==6.0.4",
     "ai-edge-litert==2.3.0",
+    "matplotlib==3.11.2",
 ]
 
 EXTRAS_REQUIRE = {
@@ -24,6 +25,10 @@ EXTRAS_REQUIRE = {
         "pytest==9.2.0",
         "torch==2.13.0",
         "transformers==5.23.0",
+        # Peers of the CPU benchmark (albert-tf-benchmark); tests check the ONNX path.
+        "onnx==1.23.2",
+        "onnxruntime==1.31.1",
+        "onnxscript==0.7.2",
     ],
 }
 

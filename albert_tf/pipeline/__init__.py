@@ -1,0 +1,1 @@
+"""The end-to-end "train large, then compress" pipeline (``albert-tf-run``)."""

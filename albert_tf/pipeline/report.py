@@ -1,0 +1,143 @@
+"""The "train large, then compress" report: markdown + JSON + PNG plots.
+
+Inputs are plain records collected by the pipeline stages:
+
+* pretraining curves: per model, ``[(wall_seconds, heldout_mlm_loss), ...]``;
+* artifacts: per compressed/exported model, accuracy, latency (ms) and size (MiB).
+
+The Pareto front is the set of artifacts that no other artifact beats on both
+accuracy (higher) and latency (lower) at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Sequence
+
+
+@dataclasses.dataclass
+class Artifact:
+    """One deployable model and its measured figures."""
+
+    name: str          # e.g. "albert_small/prune80/tflite_dynamic"
+    model: str         # the pretrained model size it came from
+    method: str        # dense, prune80, qat, distilled, structured...
+    runtime: str       # keras, tflite_float, tflite_dynamic, tflite_int8...
+    accuracy: float    # dev accuracy in [0, 1]
+    latency_ms: float  # batch 1, fixed sequence length, 2 threads
+    size_mib: float    # file size (gzip size for sparse models where noted)
+    notes: str = ""
+
+
+def pareto_front(artifacts: Sequence[Artifact]) -> list[Artifact]:
+    """Artifacts not dominated in (higher accuracy, lower latency), fastest first."""
+    front = []
+    for a in artifacts:
+        dominated = any(b.accuracy >= a.accuracy and b.latency_ms <= a.latency_ms and
+                        (b.accuracy > a.accuracy or b.latency_ms < a.latency_ms)
+                        for b in artifacts)
+        if not dominated:
+            front.append(a)
+    return sorted(front, key=lambda a: a.latency_ms)
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_pretraining_curves(path: str, curves: dict[str, list[tuple[float, float]]]) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for model, points in sorted(curves.items()):
+        if points:
+            ax.plot([p[0] / 60 for p in points], [p[1] for p in points], "o-", label=model,
+                    markersize=3)
+    ax.set_xlabel("wall-clock minutes")
+    ax.set_ylabel("held-out MLM loss")
+    ax.set_title("Pretraining: MLM loss vs wall-clock, per model size")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_tradeoff(path: str, artifacts: Sequence[Artifact], x: str, xlabel: str) -> None:
+    """Accuracy against ``x`` ("latency_ms" or "size_mib"); the Pareto front is joined."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    models = sorted({a.model for a in artifacts})
+    markers = dict(zip(models, "osD^vP*X"))
+    for a in artifacts:
+        ax.plot(getattr(a, x), 100 * a.accuracy, markers.get(a.model, "o"), alpha=0.75,
+                label=a.model)
+        ax.annotate(f"{a.method}/{a.runtime}", (getattr(a, x), 100 * a.accuracy), fontsize=6,
+                    xytext=(3, 2), textcoords="offset points")
+    front = pareto_front(artifacts) if x == "latency_ms" else _size_front(artifacts)
+    ax.plot([getattr(a, x) for a in front], [100 * a.accuracy for a in front], "k--",
+            linewidth=1, label="Pareto front")
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    ax.legend(unique.values(), unique.keys(), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("dev accuracy (%)")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _size_front(artifacts: Sequence[Artifact]) -> list[Artifact]:
+    swapped = [dataclasses.replace(a, latency_ms=a.size_mib) for a in artifacts]
+    names = {a.name for a in pareto_front(swapped)}
+    return sorted((a for a in artifacts if a.name in names), key=lambda a: a.size_mib)
+
+
+def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, float]]],
+             meta: dict) -> str:
+    front = {a.name for a in pareto_front(artifacts)}
+    lines = ["# Train large, then compress: report", ""]
+    lines += [f"- {k}: {v}" for k, v in meta.items()]
+    lines += ["", "## Pretraining (same wall-clock budget per model)", "",
+              "| model | minutes | first held-out MLM loss | last held-out MLM loss |",
+              "|---|---:|---:|---:|"]
+    for model, points in sorted(curves.items()):
+        if points:
+            lines.append(f"| {model} | {points[-1][0] / 60:.1f} | {points[0][1]:.3f} | "
+                         f"{points[-1][1]:.3f} |")
+    lines += ["", "![MLM loss vs wall-clock](pretraining_curves.png)", "",
+              "## Artifacts (SST-2 dev)", "",
+              "| artifact | model | method | runtime | dev acc % | latency ms | size MiB | Pareto |",
+              "|---|---|---|---|---:|---:|---:|:-:|"]
+    for a in sorted(artifacts, key=lambda a: a.latency_ms):
+        lines.append(f"| {a.name} | {a.model} | {a.method} | {a.runtime} | "
+                     f"{100 * a.accuracy:.2f} | {a.latency_ms:.2f} | {a.size_mib:.2f} | "
+                     f"{'*' if a.name in front else ''} |")
+    lines += ["", "![accuracy vs latency](accuracy_vs_latency.png)",
+              "![accuracy vs size](accuracy_vs_size.png)", ""]
+    return "\n".join(lines)
+
+
+def write_report(output_dir: str, artifacts: Sequence[Artifact],
+                 curves: dict[str, list[tuple[float, float]]], meta: dict) -> str:
+    os.makedirs(output_dir, exist_ok=True)
+    plot_pretraining_curves(os.path.join(output_dir, "pretraining_curves.png"), curves)
+    if artifacts:
+        plot_tradeoff(os.path.join(output_dir, "accuracy_vs_latency.png"), artifacts,
+                      "latency_ms", "latency, batch 1 (ms)")
+        plot_tradeoff(os.path.join(output_dir, "accuracy_vs_size.png"), artifacts,
+                      "size_mib", "model file size (MiB)")
+    text = markdown(artifacts, curves, meta)
+    with open(os.path.join(output_dir, "report.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    with open(os.path.join(output_dir, "report.json"), "w", encoding="utf-8") as f:
+        json.dump({"meta": meta, "pretraining_curves": curves,
+                   "artifacts": [dataclasses.asdict(a) for a in artifacts],
+                   "pareto_front": [a.name for a in pareto_front(artifacts)]}, f, indent=2)
+    return text
