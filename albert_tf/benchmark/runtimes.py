@@ -1,0 +1,125 @@
+"""One runner per inference runtime; each imports only its own runtime, lazily.
+
+A runner loads one artifact and runs it on int32 token ids of a given ``[batch, seq]``
+shape. `albert_tf.benchmark.worker` runs one runner in a fresh process, so the peak
+RSS it reports is what that runtime alone costs (TensorFlow is never imported to run
+a TFLite or ONNX model).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import numpy as np
+
+Inputs = dict[str, np.ndarray]
+
+
+def token_inputs(batch: int, seq: int, vocab_size: int, seed: int = 0) -> Inputs:
+    """Random ids (no padding), all three model inputs, int32 ``[batch, seq]``."""
+    rng = np.random.default_rng(seed)
+    return {"input_word_ids": rng.integers(5, vocab_size, (batch, seq)).astype(np.int32),
+            "input_mask": np.ones((batch, seq), np.int32),
+            "input_type_ids": np.zeros((batch, seq), np.int32)}
+
+
+class Runner:
+    """Loads an artifact once; ``prepare(inputs)`` returns a zero-argument call to time."""
+
+    def prepare(self, inputs: Inputs) -> Callable[[], object]:
+        raise NotImplementedError
+
+
+class TFLiteRunner(Runner):
+    """`ai_edge_litert` with XNNPACK (the default delegate) and ``threads`` threads.
+
+    The model must have a static ``[batch, seq]`` signature; a model file per shape
+    is expected (``artifact`` may contain ``{batch}`` and ``{seq}`` placeholders).
+    """
+
+    def __init__(self, artifact: str, threads: int):
+        self.artifact = artifact
+        self.threads = threads
+
+    def prepare(self, inputs: Inputs) -> Callable[[], object]:
+        from ai_edge_litert.interpreter import Interpreter
+        batch, seq = inputs["input_word_ids"].shape
+        path = self.artifact.format(batch=batch, seq=seq)
+        interpreter = Interpreter(model_path=path, num_threads=self.threads)
+        interpreter.allocate_tensors()
+        details = {d["name"]: d for d in interpreter.get_input_details()}
+        for name, value in inputs.items():
+            key = next(k for k in details if name in k)
+            interpreter.set_tensor(details[key]["index"], value.astype(details[key]["dtype"]))
+        return interpreter.invoke
+
+
+class TFSavedModelRunner(Runner):
+    """A TF SavedModel's ``encode`` signature (token ids in); float32 or bfloat16."""
+
+    def __init__(self, artifact: str, threads: int, signature: str = "encode"):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        import tensorflow as tf
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        self.tf = tf
+        self.function = tf.saved_model.load(artifact).signatures[signature]
+
+    def prepare(self, inputs: Inputs) -> Callable[[], object]:
+        tensors = {k: self.tf.constant(v) for k, v in inputs.items()}
+        return lambda: self.function(**tensors)
+
+
+class TorchRunner(Runner):
+    """Hugging Face `transformers` model from a directory; float32 or dynamic int8."""
+
+    def __init__(self, artifact: str, threads: int, dynamic_int8: bool = False):
+        import torch
+        import transformers
+        torch.set_num_threads(threads)
+        self.torch = torch
+        model = transformers.AutoModel.from_pretrained(artifact).eval()
+        if dynamic_int8:
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear},
+                                                           dtype=torch.qint8)
+        self.model = model
+
+    def prepare(self, inputs: Inputs) -> Callable[[], object]:
+        torch = self.torch
+        feed = {"input_ids": torch.from_numpy(inputs["input_word_ids"].astype(np.int64)),
+                "attention_mask": torch.from_numpy(inputs["input_mask"].astype(np.int64)),
+                "token_type_ids": torch.from_numpy(inputs["input_type_ids"].astype(np.int64))}
+
+        def run():
+            with torch.inference_mode():
+                return self.model(**feed)
+        return run
+
+
+class OnnxRunner(Runner):
+    """ONNX Runtime CPU execution provider with ``threads`` intra-op threads."""
+
+    def __init__(self, artifact: str, threads: int):
+        import onnxruntime as ort
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(artifact, options, providers=["CPUExecutionProvider"])
+        self.input_names = [i.name for i in self.session.get_inputs()]
+
+    def prepare(self, inputs: Inputs) -> Callable[[], object]:
+        names = {"input_ids": "input_word_ids", "attention_mask": "input_mask",
+                 "token_type_ids": "input_type_ids"}
+        feed = {n: inputs[names.get(n, n)].astype(np.int64) for n in self.input_names}
+        return lambda: self.session.run(None, feed)
+
+
+RUNNERS = {
+    "tflite": lambda artifact, threads: TFLiteRunner(artifact, threads),
+    "tf": lambda artifact, threads: TFSavedModelRunner(artifact, threads),
+    "torch": lambda artifact, threads: TorchRunner(artifact, threads),
+    "torch_int8": lambda artifact, threads: TorchRunner(artifact, threads, dynamic_int8=True),
+    "onnx": lambda artifact, threads: OnnxRunner(artifact, threads),
+}

@@ -1,0 +1,72 @@
+"""Times one artifact in one runtime, in this (fresh) process, and prints JSON.
+
+    python -m albert_tf.benchmark.worker --runtime=tflite --artifact=m_{batch}x{seq}.tflite \
+        --shapes=1x128,32x128 --vocab_size=30000 --threads=2
+
+Prints one JSON object: per shape the median and p90 latency (ms), sequences/s, and
+the process's peak RSS (MiB) after all shapes ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import sys
+import time
+
+from albert_tf.benchmark.runtimes import RUNNERS, token_inputs
+
+
+def time_call(call, min_iterations: int, min_seconds: float, warmup: int) -> list[float]:
+    """Latencies in ms: ``warmup`` untimed calls, then until both minimums are met."""
+    for _ in range(warmup):
+        call()
+    latencies: list[float] = []
+    start = time.perf_counter()
+    while len(latencies) < min_iterations or time.perf_counter() - start < min_seconds:
+        t0 = time.perf_counter()
+        call()
+        latencies.append((time.perf_counter() - t0) * 1e3)
+        if len(latencies) >= 10 * min_iterations and time.perf_counter() - start > min_seconds:
+            break
+    return latencies
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runtime", required=True, choices=sorted(RUNNERS))
+    parser.add_argument("--artifact", required=True)
+    parser.add_argument("--shapes", required=True, help="comma list of BATCHxSEQ")
+    parser.add_argument("--vocab_size", type=int, required=True)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--min_iterations", type=int, default=10)
+    parser.add_argument("--min_seconds", type=float, default=3.0)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args(argv)
+
+    runner = RUNNERS[args.runtime](args.artifact, args.threads)
+    results = []
+    for shape in args.shapes.split(","):
+        batch, seq = (int(v) for v in shape.lower().split("x"))
+        call = runner.prepare(token_inputs(batch, seq, args.vocab_size))
+        latencies = time_call(call, args.min_iterations, args.min_seconds, args.warmup)
+        median = statistics.median(latencies)
+        results.append({"batch": batch, "seq": seq, "median_ms": median,
+                        "p90_ms": percentile(latencies, 0.9), "iterations": len(latencies),
+                        "sequences_per_s": batch / median * 1e3})
+    peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    json.dump({"runtime": args.runtime, "artifact": args.artifact, "threads": args.threads,
+               "peak_rss_mib": peak_rss_mib, "results": results}, sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
