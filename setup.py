@@ -34,6 +34,7 @@ EXTRAS_REQUIRE = {
 
 CONSOLE_SCRIPTS = [
     "albert-tf-info=albert_tf.bin.info:run",
+    "albert-tf-convert=albert_tf.bin.convert:run",
     "albert-tf-train-spm=albert_tf.bin.train_spm:run",
 ]
 

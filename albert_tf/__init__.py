@@ -9,6 +9,7 @@ Public API::
     classifier = albert_tf.build_classifier(config, num_classes=2)
     albert_tf.save_model_dir(pretrainer, "out/model")   # config.json + name-keyed weights
     encoder = albert_tf.load_encoder("out/model")
+    # weights from elsewhere: albert_tf.interop.convert("hf" | "google" | "keras_hub", src, dir)
 """
 
 import importlib
@@ -33,6 +34,7 @@ _EXPORTS = {
     "load_task_model": "albert_tf.checkpoints",
     "restore_weights": "albert_tf.checkpoints",
     "save_model_dir": "albert_tf.checkpoints",
+    "ConversionError": "albert_tf.interop",
     "build_classifier": "albert_tf.models",
     "build_multiple_choice": "albert_tf.models",
     "build_pretrainer": "albert_tf.models",

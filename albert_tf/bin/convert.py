@@ -1,0 +1,82 @@
+"""albert-tf-convert: weights from Google / Hugging Face / keras-hub into an albert-tf model
+directory, and albert-tf model directories back to Hugging Face.
+
+    albert-tf-convert --from=google --input=albert_base/ --output_dir=out/albert_base
+        # model.ckpt-best + albert_config.json (+ 30k-clean.model), or a TF-Hub TF1 module
+    albert-tf-convert --from=hf --input=hf/albert-base-v2 --output_dir=out/albert_base
+    albert-tf-convert --from=keras_hub --input=preset_dir --output_dir=out/kh
+    albert-tf-convert --to=hf --input=out/albert_base --output_dir=hf_out
+
+Prints the mapping report: every source tensor mapped, skipped (and why) or unknown,
+and every weight the source lacked. Exits 1 with a one-line reason on bad input; the
+output directory is then left as it was.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_enum("from", None, ["google", "hf", "keras_hub"],
+                  "Source format (required unless --to=hf).")
+flags.DEFINE_enum("to", "albert_tf", ["albert_tf", "hf"],
+                  "Target: an albert-tf model directory, or a Hugging Face directory "
+                  "(then --input is an albert-tf model directory).")
+flags.DEFINE_string("input", None, "Checkpoint prefix or directory, HF directory, keras-hub "
+                    "preset directory, or (with --to=hf) an albert-tf model directory.")
+flags.DEFINE_string("output_dir", None, "Directory to write (atomically).")
+flags.DEFINE_string("config", None, "--from=google only: albert_config.json, when it is not "
+                    "beside the checkpoint.")
+flags.DEFINE_bool("allow_unmapped", False, "Skip source tensors that are in no row of the "
+                  "name map instead of failing.")
+flags.DEFINE_bool("overwrite", False, "Replace a non-empty --output_dir.")
+
+
+def run_conversion(source_format: str | None, target: str, input_path: str | None,
+                   output_dir: str | None, config_path: str | None = None,
+                   allow_unmapped: bool = False, overwrite: bool = False) -> int:
+    """Runs one conversion, prints the report; returns the exit status."""
+    from albert_tf.checkpoints import CheckpointError
+    from albert_tf.config import ConfigError
+    from albert_tf.interop import ConversionError, convert, export_hf
+    if not input_path or not output_dir:
+        print("albert-tf-convert: error: --input and --output_dir are required.", file=sys.stderr)
+        return 2
+    try:
+        if target == "hf":
+            if source_format not in (None, "albert_tf"):
+                raise ConversionError("--to=hf reads an albert-tf model directory; drop --from "
+                                      "(convert other formats to albert-tf first).")
+            report = export_hf(input_path, output_dir, overwrite=overwrite)
+        else:
+            if source_format is None:
+                raise ConversionError("--from is required: google, hf or keras_hub.")
+            report = convert(source_format, input_path, output_dir, config_path=config_path,
+                             allow_unmapped=allow_unmapped, overwrite=overwrite)
+    except (CheckpointError, ConfigError, FileNotFoundError) as e:
+        partial = getattr(e, "report", None)
+        if partial is not None:
+            print(partial)
+        print(f"albert-tf-convert: error: {e}\n(nothing was written to {output_dir})",
+              file=sys.stderr)
+        return 1
+    print(report)
+    print(f"wrote {output_dir}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments {argv[1:]}")
+    return run_conversion(FLAGS["from"].value, FLAGS.to, FLAGS.input, FLAGS.output_dir,
+                          FLAGS.config, FLAGS.allow_unmapped, FLAGS.overwrite)
+
+
+def run() -> None:
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,418 @@
+"""Converting external weights into an albert-tf model directory, and ours to Hugging Face.
+
+Every conversion runs the same steps: read the source tensors and config, look every
+source name up in the format's `NameTable`, check each shape against the weight of a
+freshly built pretrainer for that config, and only when nothing is wrong assign the
+values and write the output directory atomically (a temporary sibling directory that
+is renamed into place), so a failed conversion never leaves a half-written directory.
+
+Output (``albert-tf-convert --output_dir=DIR``)::
+
+    DIR/config.json              AlbertConfig (read by AlbertConfig.from_json)
+    DIR/weights.index, .data-*   name-keyed TF checkpoint (albert_tf.checkpoints)
+    DIR/conversion_report.txt    the mapping report
+    DIR/vocab.model              the SentencePiece model found beside the source, if any
+
+``albert_tf.load_pretrainer(DIR)`` / ``albert_tf.load_encoder(DIR)`` read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from albert_tf.checkpoints import (CONFIG_FILE, VOCAB_FILE, WEIGHTS_PREFIX,
+                                   load_config_from_dir, named_weights, restore_weights,
+                                   write_weights)
+from albert_tf.config import AlbertConfig, activation_to_hf
+from albert_tf.interop import name_map
+from albert_tf.interop.name_map import HEAD_PREFIXES, NameTable
+from albert_tf.interop.readers import TensorSource, read_google, read_hf
+from albert_tf.interop.report import ConversionError, MappingReport
+
+REPORT_FILE = "conversion_report.txt"
+SOURCE_FORMATS = ("google", "hf", "keras_hub")
+
+
+# ----------------------------------------------------------------------- group layout
+def hf_group(config: AlbertConfig, i: int) -> int:
+    """Hugging Face ``AlbertTransformer``: ``int(i / (L / G))``."""
+    return int(i / (config.num_hidden_layers / config.num_hidden_groups))
+
+
+def keras_hub_group(config: AlbertConfig, i: int) -> int:
+    """keras-hub ``AlbertBackbone``: ``i // (L // G)`` (needs ``L % G == 0``)."""
+    return i // (config.num_hidden_layers // config.num_hidden_groups)
+
+
+def check_group_layout(config: AlbertConfig, formula: Callable[[AlbertConfig, int], int],
+                       where: str) -> None:
+    """Raises unless ``formula`` gives every layer the group our encoder gives it."""
+    for i in range(config.num_hidden_layers):
+        if formula(config, i) != config.group_of_layer(i):
+            raise ConversionError(
+                f"{where} puts layer {i} in hidden group {formula(config, i)} but albert-tf "
+                f"(the original int(i / L * G)) puts it in group {config.group_of_layer(i)} for "
+                f"num_hidden_layers={config.num_hidden_layers}, num_hidden_groups="
+                f"{config.num_hidden_groups}; this model cannot be represented exactly.")
+
+
+# ---------------------------------------------------------------------------- mapping
+def _transformed_shape(transform: str, shape: tuple[int, ...],
+                       target: tuple[int, ...]) -> tuple[int, ...]:
+    if transform == name_map.TRANSPOSE:
+        return tuple(reversed(shape))
+    if transform == name_map.RESHAPE:
+        return target if int(np.prod(shape)) == int(np.prod(target)) else shape
+    return tuple(shape)
+
+
+def _identity_projection(rows: dict[str, np.ndarray], hidden: int) -> bool:
+    kernel = rows.get("embedding_projection/kernel")
+    bias = rows.get("embedding_projection/bias")
+    if kernel is not None and not np.array_equal(kernel, np.eye(hidden, dtype=kernel.dtype)):
+        return False
+    return bias is None or not np.any(bias)
+
+
+def map_into_pretrainer(source: TensorSource, table: NameTable, config: AlbertConfig,
+                        report: MappingReport, allow_unmapped: bool = False):
+    """Builds our pretrainer for ``config`` and loads ``source`` into it through ``table``.
+
+    Raises `ConversionError` (with ``report``) listing every problem: shapes that
+    disagree with the config, source tensors in no row of the table (unless
+    ``allow_unmapped``), missing encoder weights, untied decoders, a non-identity
+    projection when E == H. Heads the source lacks stay freshly initialized.
+    """
+    from albert_tf.models.pretrainer import build_pretrainer
+    name_map.table_for(config, table)
+    model = build_pretrainer(config)
+    variables = named_weights(model)
+    expected = {n: tuple(v.shape.as_list()) for n, v in variables.items()}
+    rules = table.expand(config)
+    by_canonical: dict[str, str] = {}
+    problems: list[str] = []
+    for name in source.names():
+        canonical = source.canonical(name)
+        if canonical in by_canonical:
+            problems.append(f"{name} and {by_canonical[canonical]} are the same tensor "
+                            f"({canonical}) twice")
+        by_canonical[canonical] = name
+
+    values: dict[str, np.ndarray] = {}
+    value_source: dict[str, str] = {}
+    projection: dict[str, np.ndarray] = {}
+    projection_names: list[str] = []
+    for name in source.names():
+        canonical = source.canonical(name)
+        shape = source.shape(name)
+        rule = rules.get(canonical)
+        if rule is None:
+            tied_to = table.tie_of(canonical)
+            if tied_to is not None:
+                other = by_canonical.get(tied_to)
+                if other is None:
+                    problems.append(f"{name}: a tied copy of {tied_to}, which the source lacks")
+                elif source.shape(other) == shape and np.array_equal(source.get(name),
+                                                                     source.get(other)):
+                    report.skipped.append((name, f"tied copy of {other}"))
+                else:
+                    problems.append(f"{name} differs from {other}; albert-tf ties the MLM decoder "
+                                    "to that tensor, so an untied decoder cannot be represented")
+                continue
+            reason = table.skip_reason(canonical)
+            if reason is not None:
+                report.skipped.append((name, reason))
+            else:
+                report.unknown.append(name)
+            continue
+        if rule.target not in expected:
+            if rule.target.startswith("embedding_projection/") and \
+                    config.embedding_size == config.hidden_size:
+                projection[rule.target] = name_map.apply(
+                    rule.transform, source.get(name),
+                    (config.hidden_size,) * (2 if rule.target.endswith("kernel") else 1))
+                projection_names.append(name)
+                continue
+            problems.append(f"{name}: maps to {rule.target}, which a model with this config "
+                            "does not have")
+            continue
+        want_source = name_map.source_shape(rule, config)
+        target_shape = expected[rule.target]
+        if want_source is not None and tuple(shape) != want_source:
+            problems.append(f"{name}: shape {list(shape)} disagrees with the config, which needs "
+                            f"{list(want_source)} (for {rule.target})")
+            continue
+        if _transformed_shape(rule.transform, shape, target_shape) != target_shape:
+            how = "" if rule.transform == name_map.IDENTITY else f" after {rule.transform}"
+            problems.append(f"{name}: shape {list(shape)}{how} disagrees with the config, which "
+                            f"needs {list(target_shape)} for {rule.target}")
+            continue
+        if rule.target in values:
+            problems.append(f"{name} and {value_source[rule.target]} both map to {rule.target}")
+            continue
+        values[rule.target] = name_map.apply(rule.transform, source.get(name), target_shape)
+        value_source[rule.target] = name
+        report.mapped.append((name, rule.target, rule.transform, tuple(shape)))
+
+    if projection_names:
+        if _identity_projection(projection, config.hidden_size):
+            reason = ("identity projection: embedding_size == hidden_size and albert-tf "
+                      "builds no embedding_projection")
+            report.skipped += [(n, reason) for n in projection_names]
+        else:
+            problems.append(
+                f"{', '.join(projection_names)}: embedding_size == hidden_size "
+                f"({config.hidden_size}) but the embedding projection is not the identity; "
+                "albert-tf builds no projection when E == H, so this model cannot be represented "
+                "exactly")
+
+    target_to_source = {r.target: r.source for r in rules.values()}
+    missing_encoder = []
+    for target in expected:
+        if target in values:
+            continue
+        if target.startswith(HEAD_PREFIXES):
+            report.missing.append((target, "not in the source; freshly initialized"))
+        else:
+            missing_encoder.append(f"{target_to_source.get(target, '?')} (-> {target})")
+    if missing_encoder:
+        problems.append(f"the source lacks {len(missing_encoder)} encoder tensor(s): "
+                        f"{missing_encoder[:10]}")
+    if report.unknown and not allow_unmapped:
+        problems.insert(0, (
+            f"{len(report.unknown)} source tensor(s) are in no row of the {table.name} name map "
+            f"for this config (num_hidden_layers={config.num_hidden_layers}, num_hidden_groups="
+            f"{config.num_hidden_groups}, inner_group_num={config.inner_group_num}): "
+            f"{report.unknown[:10]}; pass --allow_unmapped to skip them"))
+    if problems:
+        shown = problems[:20]
+        if len(problems) > 20:
+            shown.append(f"... and {len(problems) - 20} more")
+        raise ConversionError(f"cannot convert {source.description}:\n  - " + "\n  - ".join(shown),
+                              report)
+    for target, value in values.items():
+        variables[target].assign(value)
+    return model
+
+
+# ----------------------------------------------------------------------------- output
+def check_output_dir(output_dir: str, overwrite: bool) -> str:
+    directory = os.path.abspath(output_dir)
+    if os.path.exists(directory):
+        if not os.path.isdir(directory):
+            raise ConversionError(f"output {directory!r} exists and is not a directory.")
+        if os.listdir(directory) and not overwrite:
+            raise ConversionError(f"output directory {directory!r} exists and is not empty; "
+                                  "pass --overwrite to replace it.")
+    return directory
+
+
+@contextlib.contextmanager
+def staged_dir(directory: str) -> Iterator[str]:
+    """Yields a temporary sibling of ``directory`` that replaces it only on success."""
+    parent = os.path.dirname(directory)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(directory)}.tmp-", dir=parent)
+    try:
+        yield tmp
+        if os.path.exists(directory):
+            old = tempfile.mkdtemp(prefix=f".{os.path.basename(directory)}.old-", dir=parent)
+            os.rmdir(old)
+            os.replace(directory, old)
+            os.replace(tmp, directory)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_model_dir(model, config: AlbertConfig, output_dir: str, report: MappingReport,
+                    assets=(), overwrite: bool = False) -> str:
+    """Writes config, name-keyed weights, assets and the report; atomic."""
+    directory = check_output_dir(output_dir, overwrite)
+    with staged_dir(directory) as tmp:
+        config.to_json(os.path.join(tmp, CONFIG_FILE))
+        write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))
+        for asset in assets[:1]:                  # the SentencePiece model
+            shutil.copyfile(asset, os.path.join(tmp, VOCAB_FILE))
+            report.assets.append(f"{asset} -> {VOCAB_FILE}")
+        restore_weights(model, tmp, required=("embeddings/", "mlm/", "sop/"))   # readable?
+        with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
+            f.write(str(report) + "\n")
+    return directory
+
+
+# ----------------------------------------------------------------------- entry points
+def load_source(source_format: str, source: Any, config_path: str | None = None,
+                allow_unmapped: bool = False):
+    """``(pretrainer with the source weights, config, report, assets)``, nothing written."""
+    if source_format == "google":
+        notes: list[str] = []
+        config, tensors, assets = read_google(os.fspath(source), config_path, notes)
+        table = name_map.GOOGLE
+    elif source_format == "hf":
+        notes = []
+        if config_path is not None:
+            raise ConversionError("--config applies to --from=google only; a Hugging Face "
+                                  "directory carries its config.json.")
+        config, model_type, tensors, assets = read_hf(os.fspath(source), notes)
+        table = name_map.HF_ALBERT if model_type == "albert" else name_map.HF_BERT
+        if model_type == "albert":
+            check_group_layout(config, hf_group, "Hugging Face AlbertTransformer")
+        else:
+            notes.append("BERT: sharing='none', embedding_size == hidden_size; the NSP head "
+                         "(cls.seq_relationship) loads into the sop/ head")
+    elif source_format == "keras_hub":
+        from albert_tf.interop.keras_hub import read_keras_hub
+        notes = ["keras-hub AlbertBackbone: tanh GELU ('gelu'), LayerNorm epsilon 1e-12"]
+        config, tensors, assets = read_keras_hub(source)
+        table = name_map.KERAS_HUB
+        if config.num_hidden_layers % config.num_hidden_groups:
+            raise ConversionError(f"{tensors.description}: num_layers must be divisible by "
+                                  "num_groups in keras-hub.")
+        check_group_layout(config, keras_hub_group, "keras-hub AlbertBackbone")
+    else:
+        raise ConversionError(f"unknown source format {source_format!r}; use one of "
+                              f"{list(SOURCE_FORMATS)}.")
+    report = MappingReport(source=f"{tensors.description} [{table.name} name map]", notes=notes)
+    if len(tensors) == 0:
+        raise ConversionError(f"{tensors.description}: holds no tensors.", report)
+    model = map_into_pretrainer(tensors, table, config, report, allow_unmapped)
+    return model, config, report, assets
+
+
+def convert(source_format: str, source: Any, output_dir: str, config_path: str | None = None,
+            allow_unmapped: bool = False, overwrite: bool = False) -> MappingReport:
+    """Converts ``source`` (google / hf / keras_hub) into an albert-tf model directory.
+
+    Returns the mapping report; raises `ConversionError` (nothing written) on any problem.
+    """
+    check_output_dir(output_dir, overwrite)
+    model, config, report, assets = load_source(source_format, source, config_path,
+                                                allow_unmapped)
+    write_model_dir(model, config, output_dir, report, assets, overwrite)
+    return report
+
+
+def convert_google(checkpoint: str, output_dir: str, config_path: str | None = None,
+                   **kwargs) -> MappingReport:
+    """Original TF1 checkpoint (``model.ckpt-best`` + ``albert_config.json``, or a TF-Hub
+    TF1 module directory) -> albert-tf model directory."""
+    return convert("google", checkpoint, output_dir, config_path, **kwargs)
+
+
+def convert_hf(model_dir: str, output_dir: str, **kwargs) -> MappingReport:
+    """Hugging Face ALBERT/BERT directory -> albert-tf model directory."""
+    return convert("hf", model_dir, output_dir, **kwargs)
+
+
+def convert_keras_hub(backbone_or_preset, output_dir: str, **kwargs) -> MappingReport:
+    """keras-hub AlbertBackbone (object or preset directory) -> albert-tf model directory."""
+    return convert("keras_hub", backbone_or_preset, output_dir, **kwargs)
+
+
+# ------------------------------------------------------------------- Hugging Face export
+def hf_config_dict(config: AlbertConfig, architecture: str) -> dict[str, Any]:
+    """A Hugging Face ALBERT ``config.json`` for ``config``."""
+    classifier_dropout = (config.classifier_dropout_prob
+                          if config.classifier_dropout_prob is not None
+                          else config.hidden_dropout_prob)
+    return {
+        "architectures": [architecture], "model_type": "albert",
+        "vocab_size": config.vocab_size, "embedding_size": config.embedding_size,
+        "hidden_size": config.hidden_size, "num_hidden_layers": config.num_hidden_layers,
+        "num_hidden_groups": config.num_hidden_groups,
+        "num_attention_heads": config.num_attention_heads,
+        "intermediate_size": config.intermediate_size, "inner_group_num": config.inner_group_num,
+        "hidden_act": activation_to_hf(config.hidden_act),
+        "hidden_dropout_prob": config.hidden_dropout_prob,
+        "attention_probs_dropout_prob": config.attention_probs_dropout_prob,
+        "max_position_embeddings": config.max_position_embeddings,
+        "type_vocab_size": config.type_vocab_size, "initializer_range": config.initializer_range,
+        "layer_norm_eps": config.layer_norm_eps, "classifier_dropout_prob": classifier_dropout,
+        "position_embedding_type": "absolute", "pad_token_id": 0, "bos_token_id": 2,
+        "eos_token_id": 3, "tie_word_embeddings": True, "dtype": "float32",
+    }
+
+
+def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> MappingReport:
+    """albert-tf model directory -> Hugging Face directory (config.json + model.safetensors).
+
+    With MLM and SOP weights the result loads with ``AlbertForPreTraining.from_pretrained``;
+    without any head weights it is an ``AlbertModel``. Only ``sharing="all"`` models have
+    a Hugging Face ALBERT layout; with E == H an identity ``embedding_hidden_mapping_in``
+    is written (exact).
+    """
+    from safetensors.numpy import save_file
+
+    from albert_tf.models.pretrainer import build_pretrainer
+    directory = check_output_dir(output_dir, overwrite)
+    config = load_config_from_dir(model_dir)
+    if config.sharing != "all":
+        raise ConversionError(
+            f"{model_dir}: sharing={config.sharing!r} cannot be exported to Hugging Face ALBERT, "
+            "whose layers share every sublayer within a hidden group (sharing='all' only).")
+    if config.num_attention_heads * config.head_size != config.hidden_size:
+        raise ConversionError(
+            f"{model_dir}: {config.num_attention_heads} heads of width {config.head_size} (pruned "
+            f"heads) do not span hidden_size={config.hidden_size}; Hugging Face ALBERT needs "
+            "num_attention_heads * head width == hidden_size.")
+    check_group_layout(config, hf_group, "Hugging Face AlbertTransformer")
+    model = build_pretrainer(config)
+    restored = restore_weights(model, model_dir, required=("embeddings/",))
+    variables = named_weights(model)
+    absent = set(restored.missing_in_checkpoint)
+    encoder_absent = sorted(n for n in absent if not n.startswith(HEAD_PREFIXES))
+    if encoder_absent:
+        raise ConversionError(f"{model_dir}: the checkpoint lacks encoder weights "
+                              f"{encoder_absent[:10]}.")
+    heads = [n for n in variables if n.startswith(HEAD_PREFIXES)]
+    heads_absent = [n for n in heads if n in absent]
+    if heads_absent and len(heads_absent) != len(heads):
+        raise ConversionError(f"{model_dir}: has some head weights but lacks {heads_absent}; "
+                              "AlbertForPreTraining needs both the mlm/ and sop/ heads.")
+    with_heads = not heads_absent
+    architecture = "AlbertForPreTraining" if with_heads else "AlbertModel"
+    report = MappingReport(source=f"albert-tf model directory {model_dir} -> Hugging Face "
+                                  f"{architecture}")
+    report.notes.append(f"hidden_act: albert-tf {config.hidden_act!r} -> Hugging Face "
+                        f"{activation_to_hf(config.hidden_act)!r}")
+    tensors: dict[str, np.ndarray] = {}
+    for src, rule in name_map.HF_ALBERT.expand(config).items():
+        key = src if with_heads else src[len("albert."):] if src.startswith("albert.") else None
+        if rule.target.startswith(HEAD_PREFIXES) and not with_heads:
+            report.missing.append((rule.target, f"not in {model_dir}; exported as AlbertModel"))
+            continue
+        if rule.target not in variables:          # E == H: no projection in our model
+            h = config.hidden_size
+            value = np.eye(h, dtype=np.float32) if rule.target.endswith("kernel") else \
+                np.zeros(h, np.float32)
+            tensors[key] = name_map.invert(rule.transform, value)
+            report.notes.append(f"{key}: identity written (embedding_size == hidden_size)")
+            continue
+        value = variables[rule.target].numpy()
+        tensors[key] = name_map.invert(rule.transform, value)
+        report.mapped.append((rule.target, key, rule.transform, tuple(value.shape)))
+    report.skipped += [(n, "not part of the Hugging Face model (task head or training state)")
+                       for n in restored.unused_in_checkpoint]
+    with staged_dir(directory) as tmp:
+        with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
+            json.dump(hf_config_dict(config, architecture), f, indent=2, sort_keys=True)
+            f.write("\n")
+        save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
+        spm = os.path.join(model_dir, VOCAB_FILE)
+        if os.path.isfile(spm):                         # AlbertTokenizer reads spiece.model
+            shutil.copyfile(spm, os.path.join(tmp, "spiece.model"))
+            report.assets.append(f"{spm} -> spiece.model")
+        with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
+            f.write(str(report) + "\n")
+    return report
