@@ -1,0 +1,65 @@
+"""albert-tf-pretrain: ALBERT pretraining (masked LM + sentence-order prediction).
+
+Reads the TFRecords of ``albert-tf-create-pretraining-data``::
+
+    albert-tf-pretrain --config_file=pretrain_albert_mini_imdb \\
+        --model_dir=/tmp/albert_mini_imdb --train_files='/tmp/imdb/train-*.tfrecord' \\
+        --eval_files=/tmp/imdb/heldout.tfrecord --num_train_steps=2000
+
+Any experiment key can be set with ``--params_override=trainer.train_steps=100,...``;
+``--distribution_strategy={one_device,mirrored,multi_worker_mirrored,tpu}``.
+The run resumes from the latest checkpoint of ``--model_dir``; the final weights are
+written to ``<model_dir>/final`` (a model directory for ``--init_checkpoint``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from absl import app, flags
+
+from albert_tf.training import flags as training_flags
+
+FLAGS = flags.FLAGS
+training_flags.define_common_flags()
+flags.DEFINE_string("train_files", None, "Training TFRecord pattern(s), comma-separated.")
+flags.DEFINE_string("eval_files", None, "Held-out TFRecord pattern(s) for evaluation.")
+flags.DEFINE_integer("max_predictions_per_seq", None, "Masked positions per sequence.")
+
+EXTRA_KEYS = {"train_files": "task.train_data.input_path",
+              "eval_files": "task.validation_data.input_path",
+              "max_predictions_per_seq": "task.max_predictions_per_seq"}
+
+
+def defaults():
+    from albert_tf.training.config import ExperimentConfig
+    config = ExperimentConfig()
+    config.task.type = "pretraining"
+    config.task.validation_data.input_path = ""
+    config.trainer.best_checkpoint_metric = "mlm_loss"
+    config.trainer.best_checkpoint_metric_comp = "lower"
+    return config
+
+
+def main(argv) -> None:
+    del argv
+    from albert_tf.training.trainer import main_guard, run_experiment
+
+    def body():
+        config = training_flags.experiment_from_flags(defaults(), EXTRA_KEYS)
+        mode = FLAGS.mode
+        if mode in ("train_and_eval", "eval") and not config.task.validation_data.input_path:
+            if mode == "eval":
+                raise FileNotFoundError("--mode=eval needs --eval_files (held-out TFRecords).")
+            mode = "train"
+        run_experiment(config, mode)
+
+    sys.exit(main_guard(body))
+
+
+def run() -> None:
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,20 @@
+"""The shared training library behind ``albert-tf-pretrain`` and ``albert-tf-finetune``.
+
+``config``        experiment dataclasses, YAML files, ``params_override``
+``distribute``    distribution-strategy factory (one_device, mirrored,
+                  multi_worker_mirrored, tpu)
+``optimization``  LAMB, AdamW, warmup + polynomial decay, clipping, mixed precision
+``metrics``       losses and task metrics (accuracy, F1, MCC, Pearson/Spearman, SQuAD)
+``tasks``         pretraining (MLM + SOP) and finetuning tasks
+``trainer``       the custom training loop, checkpoints, summaries, progress line
+"""
+
+from albert_tf.training.config import (ConfigKeyError, ConfigValueError, ExperimentConfig,
+                                       build_experiment, override_params, parse_params_override)
+from albert_tf.training.distribute import DistributionError, get_strategy
+from albert_tf.training.tasks import InputDataError, build_task
+from albert_tf.training.trainer import Trainer, run_experiment
+
+__all__ = ["ConfigKeyError", "ConfigValueError", "DistributionError", "ExperimentConfig",
+           "InputDataError", "Trainer", "build_experiment", "build_task", "get_strategy",
+           "override_params", "parse_params_override", "run_experiment"]

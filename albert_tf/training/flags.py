@@ -1,0 +1,93 @@
+"""absl flags shared by ``albert-tf-pretrain`` and ``albert-tf-finetune``.
+
+Precedence (lowest to highest): the binary's defaults, each ``--config_file`` in
+order, each ``--params_override`` in order, then the explicit common flags below.
+A common flag left unset changes nothing.
+"""
+
+from __future__ import annotations
+
+from absl import flags
+
+from albert_tf.training.config import (ConfigValueError, ExperimentConfig, build_experiment,
+                                       override_params)
+
+FLAGS = flags.FLAGS
+
+
+def define_common_flags() -> None:
+    flags.DEFINE_enum("mode", "train_and_eval", ["train", "eval", "train_and_eval", "predict"],
+                      "What to run.")
+    flags.DEFINE_multi_string("config_file", [], "Experiment YAML (repeatable; later files win). "
+                              "A bare name is looked up in official_configs/experiments/.")
+    flags.DEFINE_multi_string("params_override", [],
+                              "Overrides, 'a.b=1,c.d=x', a YAML mapping string or a YAML file "
+                              "(repeatable; applied after --config_file).")
+    flags.DEFINE_string("model_dir", None, "Checkpoints, summaries and exported models; a run "
+                        "resumes from the latest checkpoint here.")
+    flags.DEFINE_string("init_checkpoint", None, "Model directory (config.json + weights) or "
+                        "weights prefix to initialize from (when model_dir has no checkpoint).")
+    flags.DEFINE_string("model_config", None, "Model config name (albert_mini) or JSON path.")
+    flags.DEFINE_integer("train_batch_size", None, "Global training batch size.")
+    flags.DEFINE_integer("eval_batch_size", None, "Global evaluation batch size.")
+    flags.DEFINE_float("learning_rate", None, "Peak learning rate.")
+    flags.DEFINE_integer("num_train_steps", None, "Total training steps.")
+    flags.DEFINE_integer("warmup_steps", None, "Linear warmup steps.")
+    flags.DEFINE_enum("optimizer", None, ["lamb", "adamw"], "Optimizer.")
+    flags.DEFINE_integer("max_seq_length", None, "Sequence length.")
+    flags.DEFINE_integer("steps_per_loop", None, "Steps per progress line / tf.function call.")
+    flags.DEFINE_integer("checkpoint_interval", None, "Steps between checkpoints.")
+    flags.DEFINE_integer("validation_interval", None, "Steps between evaluations.")
+    flags.DEFINE_float("max_seconds", None, "Stop training after this wall time (seconds).")
+    flags.DEFINE_enum("distribution_strategy", None,
+                      ["one_device", "mirrored", "multi_worker_mirrored", "tpu"],
+                      "Distribution strategy; multi_worker_mirrored reads TF_CONFIG.")
+    flags.DEFINE_string("tpu", None, "TPU name or grpc:// address (for --distribution_strategy"
+                        "=tpu; empty = local/Colab TPU).")
+    flags.DEFINE_integer("num_gpus", None, "GPUs to use.")
+    flags.DEFINE_integer("num_cpu_devices", None, "Logical CPU devices (mirrored without GPUs).")
+    flags.DEFINE_enum("mixed_precision_dtype", None,
+                      ["float32", "mixed_bfloat16", "mixed_float16"], "Precision policy.")
+    flags.DEFINE_integer("seed", None, "Random seed.")
+
+
+COMMON_FLAG_KEYS = {
+    "model_dir": "model_dir",
+    "init_checkpoint": "model.init_checkpoint",
+    "model_config": "model.config",
+    "train_batch_size": "task.train_data.global_batch_size",
+    "eval_batch_size": "task.validation_data.global_batch_size",
+    "learning_rate": "optimizer.learning_rate",
+    "num_train_steps": "trainer.train_steps",
+    "warmup_steps": "optimizer.warmup_steps",
+    "optimizer": "optimizer.type",
+    "max_seq_length": "task.max_seq_length",
+    "steps_per_loop": "trainer.steps_per_loop",
+    "checkpoint_interval": "trainer.checkpoint_interval",
+    "validation_interval": "trainer.validation_interval",
+    "max_seconds": "trainer.max_seconds",
+    "distribution_strategy": "runtime.distribution_strategy",
+    "tpu": "runtime.tpu",
+    "num_gpus": "runtime.num_gpus",
+    "num_cpu_devices": "runtime.num_cpu_devices",
+    "mixed_precision_dtype": "runtime.mixed_precision_dtype",
+    "seed": "runtime.seed",
+}
+
+
+def experiment_from_flags(base: ExperimentConfig, extra_keys: dict[str, str]) -> ExperimentConfig:
+    """The experiment of the command line (see the module docstring for precedence)."""
+    config = build_experiment(base, FLAGS.config_file, FLAGS.params_override)
+    overrides = {}
+    for flag, key in {**COMMON_FLAG_KEYS, **extra_keys}.items():
+        value = getattr(FLAGS, flag)
+        if value is not None:
+            overrides[key] = value
+    if FLAGS.warmup_steps is not None:
+        overrides["optimizer.warmup_fraction"] = 0.0
+    if FLAGS.eval_batch_size is not None:
+        overrides["task.predict_data.global_batch_size"] = FLAGS.eval_batch_size
+    override_params(config, overrides)
+    if not config.model_dir:
+        raise ConfigValueError("--model_dir is required (or model_dir: in a --config_file).")
+    return build_experiment(config)

@@ -1,0 +1,434 @@
+"""Training tasks: what model to build, which inputs, which loss and metrics.
+
+A task has the same small interface for pretraining and every finetuning task, so
+one trainer (`albert_tf.training.trainer`) runs them all:
+
+``build_model()``                        the Keras model (flat functional graph)
+``initialize(model, path)``              load ``--init_checkpoint`` (name-keyed weights)
+``build_inputs(data_config, ctx)``       a per-replica-batched `tf.data.Dataset`
+``train_loss(inputs, outputs)``          ``(loss, sums)``: the replica's share of the
+                                         global mean loss and metric numerators/denominators
+``eval_outputs(inputs, outputs)``        per-example tensors gathered over replicas
+``reduce_eval(outputs)``                 NumPy metrics of a whole split
+``main_metric`` / ``main_metric_comp``   the metric that selects the best checkpoint
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import numpy as np
+
+from albert_tf.backend import tf
+from albert_tf.checkpoints import CheckpointError, load_config_from_dir, restore_weights
+from albert_tf.config import AlbertConfig, load_config
+from albert_tf.training import metrics as metrics_lib
+from albert_tf.training.config import ExperimentConfig
+
+MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_VOCAB = os.path.join("official_configs", "vocab", "imdb_pydocs_8k.model")
+
+
+class InputDataError(ValueError):
+    """Training data is missing or unreadable; the message names the file."""
+
+
+def resolve_path(path: str) -> str:
+    """A path as given, else relative to the repository root (for official_configs/...)."""
+    if not path or os.path.isabs(path) or os.path.exists(path):
+        return path
+    candidate = os.path.join(ROOT, path)
+    return candidate if os.path.exists(candidate) else path
+
+
+def model_config(config: ExperimentConfig) -> AlbertConfig:
+    """The AlbertConfig of the experiment (from ``model.config`` or the init checkpoint)."""
+    params = config.model
+    init = resolve_path(params.init_checkpoint)
+    if params.config:
+        albert = load_config(resolve_path(params.config))
+    elif init and os.path.isdir(init):
+        albert = load_config_from_dir(init)
+    else:
+        raise CheckpointError("model.config is empty and init_checkpoint is not a model "
+                              "directory with config.json; set --model_config.")
+    changes = {k: getattr(params, k) for k in ("hidden_dropout_prob",
+                                               "attention_probs_dropout_prob",
+                                               "classifier_dropout_prob", "vocab_size")
+               if getattr(params, k) is not None}
+    return albert.replace(**changes) if changes else albert
+
+
+def _expand_files(pattern: str) -> list[str]:
+    files = []
+    for part in [p.strip() for p in pattern.split(",") if p.strip()]:
+        part = resolve_path(part)
+        matched = sorted(tf.io.gfile.glob(part))
+        if not matched:
+            raise InputDataError(f"no file matches {part!r} (task input_path); create the "
+                                 "TFRecords with albert-tf-create-pretraining-data.")
+        files.extend(matched)
+    return files
+
+
+def check_tfrecords(pattern: str) -> list[str]:
+    """Every file of ``pattern`` exists and its first record reads; else a clear error."""
+    files = _expand_files(pattern)
+    for path in files:
+        if tf.io.gfile.stat(path).length == 0:
+            raise InputDataError(f"TFRecord file {path!r} is empty.")
+        try:
+            for _ in tf.data.TFRecordDataset(path).take(1):
+                pass
+        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:
+            raise InputDataError(f"TFRecord file {path!r} is corrupt or not a TFRecord: "
+                                 f"{e.message.splitlines()[0]}") from None
+    return files
+
+
+def guard_dataset_errors(dataset: tf.data.Dataset, description: str) -> tf.data.Dataset:
+    """Leaves the dataset as is; errors are re-raised with ``description`` by the trainer."""
+    dataset._albert_description = description  # noqa: SLF001
+    return dataset
+
+
+class Task:
+    """Base class; see the module docstring."""
+
+    main_metric = "loss"
+    main_metric_comp = "lower"
+
+    def __init__(self, config: ExperimentConfig):
+        self.config = config
+        self.albert_config = model_config(config)
+
+    # ---- model
+    def build_model(self):
+        raise NotImplementedError
+
+    def initialize(self, model, path: str):
+        report = restore_weights(model, resolve_path(path), required=("embeddings/",))
+        logging.info("init_checkpoint %s: %s", path, report.summary())
+        return report
+
+    # ---- data
+    def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
+        raise NotImplementedError
+
+    @staticmethod
+    def per_replica_batch_size(global_batch_size: int, input_context) -> int:
+        if input_context is None:
+            return global_batch_size
+        return input_context.get_per_replica_batch_size(global_batch_size)
+
+    # ---- loss / metrics
+    def train_metric_names(self) -> list[str]:
+        """Names of the ratios logged during training (each has _num and _den sums)."""
+        return []
+
+    def features(self, inputs) -> dict:
+        raise NotImplementedError
+
+    def train_loss(self, inputs, outputs):
+        raise NotImplementedError
+
+    def eval_outputs(self, inputs, outputs) -> dict:
+        raise NotImplementedError
+
+    def reduce_eval(self, outputs: dict[str, np.ndarray]) -> dict[str, float]:
+        raise NotImplementedError
+
+    def tokens(self, inputs) -> tf.Tensor:
+        features = self.features(inputs)
+        return tf.reduce_sum(tf.cast(features["input_mask"], tf.float32))
+
+    def predict(self, model, outputs: dict[str, np.ndarray], path: str) -> str:
+        raise NotImplementedError(f"--mode=predict is not supported for {type(self).__name__}.")
+
+    def export_info(self):
+        """``(TaskInfo or None, vocab file or None)`` written into exported model dirs."""
+        return None, None
+
+    def _vocab_or_none(self):
+        vocab = resolve_path(self.config.task.vocab_file or DEFAULT_VOCAB)
+        return vocab if os.path.exists(vocab) else None
+
+
+# ----------------------------------------------------------------------- pretraining
+class PretrainingTask(Task):
+    """Masked LM + sentence-order prediction on the TFRecords of
+    ``albert-tf-create-pretraining-data``."""
+
+    main_metric = "mlm_loss"
+    main_metric_comp = "lower"
+
+    def build_model(self):
+        from albert_tf.models import build_pretrainer
+        return build_pretrainer(self.albert_config, masked_lm_positions=True,
+                                max_predictions_per_seq=self.config.task.max_predictions_per_seq)
+
+    def initialize(self, model, path: str):
+        report = restore_weights(model, resolve_path(path), required=("embeddings/",))
+        logging.info("init_checkpoint %s: %s", path, report.summary())
+        return report
+
+    def export_info(self):
+        from albert_tf.checkpoints import TaskInfo
+        return (TaskInfo(task="pretraining", head="pretraining",
+                         max_seq_length=self.config.task.max_seq_length,
+                         do_lower_case=self.config.task.do_lower_case, text_pair=True),
+                self._vocab_or_none() if self.config.task.vocab_file else None)
+
+    def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
+        from albert_tf.data.pretraining import pretraining_dataset
+        files = check_tfrecords(data_config.input_path)
+        task = self.config.task
+        seed = data_config.shuffle_seed
+        if seed is None:
+            seed = self.config.runtime.seed
+        dataset = pretraining_dataset(
+            ",".join(files), self.per_replica_batch_size(data_config.global_batch_size,
+                                                         input_context),
+            task.max_seq_length, task.max_predictions_per_seq,
+            is_training=data_config.is_training, seed=seed, input_context=input_context)
+        return guard_dataset_errors(dataset, f"TFRecords {data_config.input_path!r}")
+
+    def features(self, inputs) -> dict:
+        return {k: inputs[k] for k in MODEL_INPUTS + ("masked_lm_positions",)}
+
+    def train_metric_names(self) -> list[str]:
+        return ["mlm_loss", "mlm_accuracy", "sop_loss", "sop_accuracy"]
+
+    def _parts(self, inputs, outputs):
+        ids = tf.cast(inputs["masked_lm_ids"], tf.int32)
+        weights = tf.cast(inputs["masked_lm_weights"], tf.float32)
+        mlm_logits = tf.cast(outputs["mlm_logits"], tf.float32)
+        mlm_xent = metrics_lib.sparse_xent(ids, mlm_logits)                   # [B, P]
+        mlm_correct = tf.cast(tf.equal(tf.argmax(mlm_logits, -1, output_type=tf.int32), ids),
+                              tf.float32)
+        sop_labels = tf.reshape(tf.cast(inputs["next_sentence_labels"], tf.int32), [-1])
+        sop_logits = tf.cast(outputs["sop_logits"], tf.float32)
+        sop_xent = metrics_lib.sparse_xent(sop_labels, sop_logits)            # [B]
+        sop_correct = tf.cast(tf.equal(tf.argmax(sop_logits, -1, output_type=tf.int32),
+                                       sop_labels), tf.float32)
+        return mlm_xent, mlm_correct, weights, sop_xent, sop_correct
+
+    def train_loss(self, inputs, outputs):
+        mlm_xent, mlm_correct, weights, sop_xent, sop_correct = self._parts(inputs, outputs)
+        mlm_loss, mlm_sum, mlm_den = metrics_lib.weighted_mean_loss(mlm_xent, weights)
+        sop_loss, sop_sum, sop_den = metrics_lib.weighted_mean_loss(sop_xent)
+        task = self.config.task
+        loss = task.mlm_loss_weight * mlm_loss + task.sop_loss_weight * sop_loss
+        sums = {"mlm_loss_num": mlm_sum, "mlm_loss_den": mlm_den,
+                "mlm_accuracy_num": tf.reduce_sum(mlm_correct * weights),
+                "mlm_accuracy_den": mlm_den,
+                "sop_loss_num": sop_sum, "sop_loss_den": sop_den,
+                "sop_accuracy_num": tf.reduce_sum(sop_correct), "sop_accuracy_den": sop_den}
+        return loss, sums
+
+    def eval_outputs(self, inputs, outputs) -> dict:
+        mlm_xent, mlm_correct, weights, sop_xent, sop_correct = self._parts(inputs, outputs)
+        return {"mlm_xent": tf.reduce_sum(mlm_xent * weights, -1),
+                "mlm_correct": tf.reduce_sum(mlm_correct * weights, -1),
+                "mlm_weight": tf.reduce_sum(weights, -1),
+                "sop_xent": sop_xent, "sop_correct": sop_correct}
+
+    def reduce_eval(self, outputs):
+        weight = max(float(np.sum(outputs["mlm_weight"])), 1e-9)
+        n = max(len(outputs["sop_xent"]), 1)
+        mlm_loss = float(np.sum(outputs["mlm_xent"]) / weight)
+        sop_loss = float(np.sum(outputs["sop_xent"]) / n)
+        return {"mlm_loss": mlm_loss, "mlm_accuracy": float(np.sum(outputs["mlm_correct"]) / weight),
+                "sop_loss": sop_loss, "sop_accuracy": float(np.sum(outputs["sop_correct"]) / n),
+                "loss": mlm_loss + sop_loss, "examples": float(n)}
+
+
+# -------------------------------------------------------------------- classification
+def trim_batch(features: dict, labels=None):
+    """Cuts ``[B, S]`` features to the longest sequence of the batch (dynamic padding)."""
+    length = tf.maximum(tf.reduce_max(tf.reduce_sum(tf.cast(features["input_mask"], tf.int32),
+                                                    axis=-1)), 1)
+    trimmed = {k: (v[:, :length] if k in MODEL_INPUTS else v) for k, v in features.items()}
+    return trimmed if labels is None else (trimmed, labels)
+
+
+def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, max_seq_length: int,
+                     drop_remainder: bool) -> tf.data.Dataset:
+    """Re-batches (features, labels) so a batch holds sequences of similar length."""
+    boundaries = [b for b in (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
+                  if b < max_seq_length]
+    return dataset.unbatch().bucket_by_sequence_length(
+        lambda features, labels: tf.reduce_sum(tf.cast(features["input_mask"], tf.int32)),
+        bucket_boundaries=boundaries, bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+        drop_remainder=drop_remainder)
+
+
+class ClassificationTask(Task):
+    """Sentence(-pair) classification or regression: GLUE, SentEval, custom TSV tasks."""
+
+    def __init__(self, config: ExperimentConfig, task_data=None, tokenizer=None):
+        super().__init__(config)
+        self._task_data = task_data
+        self._tokenizer = tokenizer
+
+    # ---- data
+    @property
+    def task_data(self):
+        if self._task_data is None:
+            from albert_tf.data.tasks import load_task
+            task = self.config.task
+            if not task.name:
+                raise ValueError("task.name is empty: pass --task=sst2 (or rte, cola, stsb, "
+                                 "mr, tsv:<dir>...).")
+            self._task_data = load_task(task.name, resolve_path(task.data_dir))
+        return self._task_data
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            from albert_tf.text.tokenizer import AlbertTokenizer
+            vocab = resolve_path(self.config.task.vocab_file or DEFAULT_VOCAB)
+            if not os.path.exists(vocab):
+                raise FileNotFoundError(f"vocab_file {vocab!r} does not exist; pass "
+                                        "--vocab_file=<SentencePiece .model>.")
+            self._tokenizer = AlbertTokenizer(vocab, do_lower_case=self.config.task.do_lower_case)
+        return self._tokenizer
+
+    @property
+    def is_regression(self) -> bool:
+        return bool(self.task_data.is_regression)
+
+    @property
+    def main_metric(self) -> str:  # type: ignore[override]
+        return metrics_lib.metric_key(getattr(self.task_data, "metric", "accuracy"))
+
+    main_metric_comp = "higher"
+
+    def examples(self, split: str):
+        data = self.task_data
+        if not hasattr(data, split):
+            raise ValueError(f"task {self.config.task.name!r} has no {split!r} split.")
+        examples = getattr(data, split)
+        if not examples:
+            raise ValueError(f"task {self.config.task.name!r}: the {split!r} split is empty "
+                             "(missing file?).")
+        return examples
+
+    def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
+        from albert_tf.data.tasks import classification_dataset
+        task = self.config.task
+        batch = self.per_replica_batch_size(data_config.global_batch_size, input_context)
+        seed = data_config.shuffle_seed
+        if seed is None:
+            seed = self.config.runtime.seed
+        dataset = classification_dataset(
+            self.examples(data_config.split), self.tokenizer, task.max_seq_length, batch,
+            is_training=data_config.is_training, seed=seed, input_context=input_context,
+            label_list=None if self.is_regression else self.task_data.label_list,
+            is_regression=self.is_regression)
+        if data_config.is_training and task.length_bucketing:
+            dataset = bucket_by_length(dataset, batch, task.max_seq_length, drop_remainder=True)
+            dataset = dataset.repeat()
+        return dataset.map(trim_batch, num_parallel_calls=tf.data.AUTOTUNE)
+
+    # ---- model
+    def build_model(self):
+        from albert_tf.models import build_classifier, build_regressor
+        if self.is_regression:
+            return build_regressor(self.albert_config)
+        return build_classifier(self.albert_config, num_classes=len(self.task_data.label_list))
+
+    # ---- loss / metrics
+    @staticmethod
+    def features(inputs) -> dict:
+        features = inputs[0] if isinstance(inputs, (tuple, list)) else inputs
+        return {k: features[k] for k in MODEL_INPUTS}
+
+    @staticmethod
+    def labels(inputs):
+        if isinstance(inputs, (tuple, list)):
+            return inputs[1]
+        return inputs["label_ids"] if "label_ids" in inputs else inputs["labels"]
+
+    def train_metric_names(self) -> list[str]:
+        return [] if self.is_regression else ["accuracy"]
+
+    def train_loss(self, inputs, outputs):
+        labels = self.labels(inputs)
+        if self.is_regression:
+            value = tf.reshape(tf.cast(outputs["value"], tf.float32), [-1])
+            per_example = tf.square(value - tf.reshape(tf.cast(labels, tf.float32), [-1]))
+            loss, _, _ = metrics_lib.weighted_mean_loss(per_example)
+            return loss, {}
+        labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
+        logits = tf.cast(outputs["logits"], tf.float32)
+        loss, _, count = metrics_lib.weighted_mean_loss(metrics_lib.sparse_xent(labels, logits))
+        correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels),
+                          tf.float32)
+        return loss, {"accuracy_num": tf.reduce_sum(correct), "accuracy_den": count}
+
+    def eval_outputs(self, inputs, outputs) -> dict:
+        labels = self.labels(inputs)
+        if self.is_regression:
+            return {"value": tf.reshape(tf.cast(outputs["value"], tf.float32), [-1]),
+                    "label": tf.reshape(tf.cast(labels, tf.float32), [-1])}
+        return {"logits": tf.cast(outputs["logits"], tf.float32),
+                "label": tf.reshape(tf.cast(labels, tf.int32), [-1])}
+
+    def reduce_eval(self, outputs):
+        if self.is_regression:
+            result = metrics_lib.regression_metrics(outputs["value"], outputs["label"])
+            result["loss"] = result["mse"]
+        else:
+            logits, labels = outputs["logits"], outputs["label"]
+            result = metrics_lib.classification_metrics(logits, labels)
+            shifted = logits - logits.max(-1, keepdims=True)
+            log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+            result["loss"] = float(-np.mean(log_probs[np.arange(len(labels)), labels])) \
+                if len(labels) else 0.0
+        result["examples"] = float(len(outputs["label"]))
+        return result
+
+    def export_info(self):
+        from albert_tf.checkpoints import TaskInfo
+        data = self.task_data
+        train = [e for e in (getattr(data, "train", None) or []) if e is not None]
+        text_pair = any(getattr(e, "text_b", None) for e in train[:100])
+        if self.is_regression:
+            info = TaskInfo(task=self.config.task.name, head="regression",
+                            max_seq_length=self.config.task.max_seq_length,
+                            do_lower_case=self.config.task.do_lower_case, text_pair=text_pair)
+        else:
+            info = TaskInfo(task=self.config.task.name, head="classification",
+                            label_list=tuple(str(v) for v in data.label_list),
+                            max_seq_length=self.config.task.max_seq_length,
+                            do_lower_case=self.config.task.do_lower_case, text_pair=text_pair)
+        return info, self._vocab_or_none()
+
+    def predict(self, model, outputs, path: str) -> str:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("index\tprediction\n")
+            if self.is_regression:
+                for i, v in enumerate(outputs["value"]):
+                    f.write(f"{i}\t{float(v):.6f}\n")
+            else:
+                labels = list(self.task_data.label_list)
+                for i, row in enumerate(outputs["logits"]):
+                    f.write(f"{i}\t{labels[int(np.argmax(row))]}\n")
+        return path
+
+
+def build_task(config: ExperimentConfig, **kwargs: Any) -> Task:
+    """The task object for ``config.task.type``."""
+    kind = config.task.type
+    if kind == "pretraining":
+        return PretrainingTask(config)
+    if kind == "classification":
+        return ClassificationTask(config, **kwargs)
+    if kind == "squad":
+        from albert_tf.training.squad_task import SquadTask
+        return SquadTask(config, **kwargs)
+    raise ValueError(f"task.type: unknown task type {kind!r}.")

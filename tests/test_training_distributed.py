@@ -1,0 +1,78 @@
+"""MirroredStrategy (2 logical CPUs) and MultiWorkerMirroredStrategy (2 local worker
+processes) give the same loss after N steps as one device with the same global batch."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPS = 10
+TIMEOUT = 150
+
+
+def _free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def _command(model_dir, *extra):
+    return [sys.executable, "-m", "albert_tf.training.testing", f"--model_dir={model_dir}",
+            f"--steps={STEPS}", "--batch_size=8", *extra]
+
+
+def _env(**extra):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("TF_CONFIG", None)
+    env.update(extra)
+    return env
+
+
+def _final_loss(output: str) -> float:
+    lines = [l for l in output.splitlines() if l.startswith("FINAL_LOSS ")]
+    assert lines, output[-3000:]
+    return json.loads(lines[-1].split(" ", 1)[1])
+
+
+def test_mirrored_and_multi_worker_match_one_device(tmp_path):
+    ports = _free_ports(2)
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    procs = {
+        "one_device": subprocess.Popen(_command(tmp_path / "one"), env=_env(), cwd=ROOT,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       text=True),
+        "mirrored": subprocess.Popen(_command(tmp_path / "mirrored", "--strategy=mirrored",
+                                              "--num_cpu_devices=2"), env=_env(), cwd=ROOT,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+    }
+    for index in range(2):
+        tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
+        procs[f"worker{index}"] = subprocess.Popen(
+            _command(tmp_path / "multi", "--strategy=multi_worker_mirrored"),
+            env=_env(TF_CONFIG=tf_config), cwd=ROOT, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+    outputs = {}
+    try:
+        for name, proc in procs.items():
+            outputs[name], _ = proc.communicate(timeout=TIMEOUT)
+            assert proc.returncode == 0, f"{name} failed:\n{outputs[name][-3000:]}"
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+    losses = {name: _final_loss(out) for name, out in outputs.items()}
+    reference = losses["one_device"]
+    for name, loss in losses.items():
+        assert loss == pytest.approx(reference, rel=1e-5, abs=1e-6), losses
+    # the strategies really ran with 2 replicas
+    assert os.path.exists(tmp_path / "multi" / f"ckpt-{STEPS}.index")
+    assert not os.path.exists(tmp_path / "multi" / ".worker_1_tmp")

@@ -1,0 +1,95 @@
+"""The training loop on a synthetic task: train_and_eval, resume, init, best export, predict."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import albert_tf
+from albert_tf.training import testing
+from albert_tf.training.trainer import progress_line, run_experiment
+
+
+def _run(model_dir, mode="train_and_eval", steps=20, **changes):
+    config = testing.tiny_experiment(str(model_dir), steps=steps)
+    for key, value in changes.items():
+        section, name = key.split("__")
+        setattr(getattr(config, section), name, value)
+    lines = []
+    result = run_experiment(config, mode, task=testing.ToyClassificationTask(config),
+                            log=lines.append)
+    return result, lines
+
+
+def test_train_and_eval_writes_checkpoints_summaries_and_model_dirs(tmp_path):
+    result, lines = _run(tmp_path, steps=20)
+    assert result["step"] == 20
+    names = set(os.listdir(tmp_path))
+    assert {"checkpoint", "final", "best", "summaries", "experiment.yaml",
+            "eval_results.json", "best_metric.json"} <= names
+    assert os.path.exists(tmp_path / "ckpt-20.index") and os.path.exists(tmp_path / "ckpt-10.index")
+    assert result["eval"]["step"] == 20 and 0.0 <= result["eval"]["accuracy"] <= 1.0
+    # progress lines: steps/s and ETA; eval lines; TensorBoard event files
+    assert any("steps/s" in l and "ETA" in l and l.startswith("step 5/20") for l in lines)
+    assert any(l.startswith("eval at step 10") for l in lines)
+    assert os.listdir(tmp_path / "summaries" / "train") and os.listdir(tmp_path / "summaries" / "eval")
+    # exported model directory restores into a fresh classifier with the same outputs
+    model, info = albert_tf.checkpoints.load_task_model(str(tmp_path / "final"))
+    assert info.head == "classification" and info.label_list == ("0", "1")
+    trained = result["trainer"].model
+    batch = {k: np.ones((2, 8), np.int32) for k in albert_tf.INPUT_NAMES}
+    np.testing.assert_allclose(model(batch)["logits"].numpy(), trained(batch)["logits"].numpy(),
+                               rtol=1e-5, atol=1e-6)
+    with open(tmp_path / "best_metric.json") as f:
+        assert json.load(f)["metric"] == "accuracy"
+
+    # Same command again: resumes at step 20 >= train_steps, trains nothing more.
+    again, lines = _run(tmp_path, steps=20)
+    assert again["step"] == 20 and any("resumed from" in l and "step 20" in l for l in lines)
+    # Longer run: continues from 20 with a continuous step count.
+    longer, lines = _run(tmp_path, steps=30, mode="train")
+    steps = [int(l.split()[1].split("/")[0]) for l in lines if l.startswith("step ")]
+    assert steps == [25, 30]
+
+    # eval and predict modes on the trained model dir
+    evaluated, _ = _run(tmp_path, steps=30, mode="eval")
+    assert evaluated["eval"]["step"] == 30
+    predicted, _ = _run(tmp_path, steps=30, mode="predict")
+    with open(predicted["predictions"]) as f:
+        rows = f.read().splitlines()
+    assert rows[0] == "index\tprediction" and len(rows) == 1 + 96
+
+
+def test_learns_the_toy_task(tmp_path):
+    result, _ = _run(tmp_path, steps=80, trainer__validation_interval=80,
+                     trainer__checkpoint_interval=80, trainer__steps_per_loop=40)
+    assert result["eval"]["accuracy"] > 0.8, result["eval"]
+
+
+def test_init_checkpoint_of_another_shape_names_the_tensor(tmp_path):
+    other = albert_tf.build_classifier(albert_tf.load_config("albert_tiny").replace(
+        hidden_size=16, intermediate_size=32), num_classes=2)
+    albert_tf.save_model_dir(other, str(tmp_path / "other"))
+    with pytest.raises(albert_tf.CheckpointError) as e:
+        _run(tmp_path / "run", steps=5, model__init_checkpoint=str(tmp_path / "other"))
+    assert "embedding_projection/kernel" in str(e.value) or "group_0" in str(e.value)
+    assert str(tmp_path / "other") in str(e.value)
+
+
+def test_init_checkpoint_loads_encoder_weights(tmp_path):
+    pretrainer = albert_tf.build_pretrainer(albert_tf.load_config("albert_tiny"))
+    albert_tf.save_model_dir(pretrainer, str(tmp_path / "pre"))
+    result, lines = _run(tmp_path / "run", steps=5, mode="eval",
+                         model__init_checkpoint=str(tmp_path / "pre"))
+    assert any(l.startswith("initialized from") for l in lines)
+    model = result["trainer"].model
+    np.testing.assert_array_equal(
+        model.get_layer("embeddings").embedding_table.numpy(),
+        pretrainer.get_layer("embeddings").embedding_table.numpy())
+
+
+def test_progress_line_format():
+    line = progress_line(50, 200, {"loss": 1.5, "learning_rate": 1e-4}, 2.0, 1234.0, 25.0)
+    assert line.startswith("step 50/200 (25%)") and "2.00 steps/s" in line
+    assert "ETA 1m15s" in line and "1,234 tok/s" in line
