@@ -38,6 +38,7 @@ CONSOLE_SCRIPTS = [
     "albert-tf-finetune=albert_tf.bin.finetune:run",
     "albert-tf-convert=albert_tf.bin.convert:run",
     "albert-tf-train-spm=albert_tf.bin.train_spm:run",
+    "albert-tf-create-pretraining-data=albert_tf.bin.create_pretraining_data:run",
 ]
 
 setup(

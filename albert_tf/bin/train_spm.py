@@ -14,18 +14,29 @@ import time
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("input", None, "Text files or globs (comma-separated; ** is recursive).")
-flags.DEFINE_string("model_prefix", None, "Output prefix: writes PREFIX.model and PREFIX.vocab.")
-flags.DEFINE_integer("vocab_size", 30000, "Vocabulary size.")
-flags.DEFINE_bool("do_lower_case", True, "Lower-case the text before training.")
-flags.DEFINE_integer("input_sentence_size", 10_000_000, "Max sentences sampled for training.")
-flags.DEFINE_float("character_coverage", 0.99995, "SentencePiece character coverage.")
-flags.DEFINE_integer("num_threads", None, "Trainer threads (default: all cores).")
-flags.mark_flags_as_required(["input", "model_prefix"])
+
+
+def _define(kind, name, default, help_text):
+    """Defines a flag unless another binary imported in this process already did."""
+    if name not in FLAGS:
+        getattr(flags, "DEFINE_" + kind)(name, default, help_text)
+
+
+_define("list", "input", None, "Text files or globs (comma-separated; ** is recursive).")
+_define("string", "model_prefix", None, "Output prefix: writes PREFIX.model and PREFIX.vocab.")
+_define("integer", "vocab_size", 30000, "Vocabulary size.")
+_define("bool", "do_lower_case", True, "Lower-case the text before training.")
+_define("integer", "input_sentence_size", 10_000_000, "Max sentences sampled for training.")
+_define("float", "character_coverage", 0.99995, "SentencePiece character coverage.")
+_define("integer", "num_threads", None, "Trainer threads (default: all cores).")
+_REQUIRED = ["input", "model_prefix"]
 
 
 def main(argv: list[str]) -> None:
     del argv
+    missing = [f"--{name}" for name in _REQUIRED if FLAGS[name].value is None]
+    if missing:
+        raise app.UsageError(f"required: {', '.join(missing)}")
     from albert_tf.text.spm_training import VocabularyError, train_sentencepiece
     start = time.time()
     try:

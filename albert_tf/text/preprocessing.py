@@ -33,7 +33,11 @@ def clean_whitespace(text: str) -> str:
 
 
 def _strip_accents(text: str) -> str:
+    if text.isascii():
+        return text  # ASCII is NFKD-invariant and has no combining characters
     text = unicodedata.normalize("NFKD", text)
+    if text.isascii():
+        return text
     return "".join(c for c in text if not unicodedata.combining(c))
 
 
@@ -49,6 +53,49 @@ def preprocess_text(text: str | bytes, lower: bool = False, remove_space: bool =
     if lower:
         outputs = outputs.lower()
     return outputs
+
+
+def preprocess_with_alignment(text: str, lower: bool = False
+                              ) -> tuple[str, list[tuple[int, int]]]:
+    """``preprocess_text(text, lower)`` and, for each of its characters, the ``(start, end)``
+    characters of ``text`` it came from."""
+    chars: list[tuple[str, int, int]] = []
+    n = len(text)
+    i = 0
+    while i < n:                                   # " ".join(text.strip().split())
+        if text[i].isspace():
+            j = i
+            while j < n and text[j].isspace():
+                j += 1
+            if chars and j < n:
+                chars.append((" ", i, j))
+            i = j
+        else:
+            chars.append((text[i], i, i + 1))
+            i += 1
+    for quote in ("`", "'"):                       # `` and '' -> "
+        out: list[tuple[str, int, int]] = []
+        k = 0
+        while k < len(chars):
+            if chars[k][0] == quote and k + 1 < len(chars) and chars[k + 1][0] == quote:
+                out.append(('"', chars[k][1], chars[k + 1][2]))
+                k += 2
+            else:
+                out.append(chars[k])
+                k += 1
+        chars = out
+    expanded = [(c, a, b) for ch, a, b in chars for c in _strip_accents(ch)]
+    result = "".join(c for c, _, _ in expanded)
+    if lower:
+        result = result.lower()
+    source = [(a, b) for _, a, b in expanded]
+    if len(result) != len(source) or result != preprocess_text(text, lower=lower):
+        # Not expected (lower-casing is 1:1 after accent removal); fall back to a
+        # proportional alignment rather than failing.
+        result = preprocess_text(text, lower=lower)
+        m = max(len(result), 1)
+        source = [(k * n // m, max(k * n // m + 1, (k + 1) * n // m)) for k in range(len(result))]
+    return result, source
 
 
 # ----------------------------------------------------------------------------------------

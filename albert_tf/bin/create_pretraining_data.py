@@ -1,0 +1,81 @@
+"""albert-tf-create-pretraining-data: masked-LM + sentence-order TFRecords from raw text.
+
+    albert-tf-create-pretraining-data --input_file='../shared/data/corpus/imdb-unsup.txt' \
+        --output_file=out/pretrain/imdb.tfrecord --spm_model_file=official_configs/vocab/imdb_pydocs_8k.model \
+        --max_seq_length=128 --max_predictions_per_seq=20 --dupe_factor=2 --num_workers=2
+
+Flags as the original ALBERT script, plus --num_workers / --num_shards (sharded output:
+OUTPUT-00000-of-0000N) and --summary_file. Streams: memory does not grow with corpus size.
+"""
+
+from __future__ import annotations
+
+import json
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+
+
+def _define(kind, name, default, help_text):
+    """Defines a flag unless another binary imported in this process already did."""
+    if name not in FLAGS:
+        getattr(flags, "DEFINE_" + kind)(name, default, help_text)
+
+
+_define("list", "input_file", None, "Input text files or globs (comma-separated).")
+_define("string", "output_file", None, "Output TFRecord path (shards get -NNNNN-of-NNNNN).")
+_define("string", "spm_model_file", None, "SentencePiece model of the vocabulary.")
+_define("bool", "do_lower_case", True, "Lower-case the input text.")
+_define("bool", "do_whole_word_mask", True, "Mask whole words (n-grams of words).")
+_define("integer", "max_seq_length", 512, "Maximum sequence length.")
+_define("integer", "max_predictions_per_seq", 20, "Maximum masked LM predictions per sequence.")
+_define("integer", "random_seed", 12345, "Random seed.")
+_define("integer", "dupe_factor", 40, "Number of times to duplicate the input with different masks.")
+_define("float", "masked_lm_prob", 0.15, "Masked LM probability.")
+_define("float", "short_seq_prob", 0.1, "Probability of a shorter target sequence length.")
+_define("integer", "ngram", 3, "Maximum n-gram length to mask (n drawn with weight 1/n).")
+_define("bool", "favor_shorter_ngram", False, "Reverse the n-gram weights.")
+_define("bool", "split_sentences", True, "Split lines into sentences (segments for SOP).")
+_define("bool", "document_per_file", False, "Each input file is one document.")
+_define("integer", "num_workers", 1, "Worker processes (each writes its own shards).")
+_define("integer", "num_shards", None, "Output shards (default: num_workers).")
+_define("integer", "shuffle_buffer", 10000, "Instances held for shuffling before writing.")
+_define("string", "summary_file", None, "Also write the JSON summary here.")
+_define("bool", "progress", True, "Show a progress bar on stderr.")
+_REQUIRED = ["input_file", "output_file", "spm_model_file"]
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    missing = [f"--{name}" for name in _REQUIRED if FLAGS[name].value is None]
+    if missing:
+        raise app.UsageError(f"required: {', '.join(missing)}")
+    from albert_tf.data.pretraining_data import PretrainingConfig, create_pretraining_data
+    from albert_tf.text.spm_training import VocabularyError
+    config = PretrainingConfig(
+        max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        masked_lm_prob=FLAGS.masked_lm_prob, dupe_factor=FLAGS.dupe_factor,
+        short_seq_prob=FLAGS.short_seq_prob, ngram=FLAGS.ngram, random_seed=FLAGS.random_seed,
+        do_lower_case=FLAGS.do_lower_case, do_whole_word_mask=FLAGS.do_whole_word_mask,
+        favor_shorter_ngram=FLAGS.favor_shorter_ngram, split_sentences=FLAGS.split_sentences,
+        document_per_file=FLAGS.document_per_file, shuffle_buffer=FLAGS.shuffle_buffer)
+    try:
+        summary = create_pretraining_data(FLAGS.input_file, FLAGS.output_file, FLAGS.spm_model_file,
+                                          config, num_workers=FLAGS.num_workers,
+                                          num_shards=FLAGS.num_shards, progress=FLAGS.progress)
+    except (VocabularyError, FileNotFoundError, ValueError) as e:
+        raise app.UsageError(str(e))
+    text = json.dumps(summary, indent=1)
+    print(text)
+    if FLAGS.summary_file:
+        with open(FLAGS.summary_file, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+
+
+def run() -> None:
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

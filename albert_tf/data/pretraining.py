@@ -1,0 +1,197 @@
+"""Reading pretraining TFRecords (``albert-tf-create-pretraining-data``) into model batches.
+
+    ds = pretraining_dataset("out/pretrain/imdb.tfrecord*", batch_size=64, max_seq_length=128,
+                             max_predictions_per_seq=20, seed=0)
+    # dict: input_word_ids, input_mask, input_type_ids [B, S] int32; masked_lm_positions,
+    #       masked_lm_ids [B, P] int32, masked_lm_weights [B, P] float32;
+    #       next_sentence_labels [B] int32
+
+``batch_size`` is the global batch size; with an ``input_context`` each input pipeline gets
+its own files (or every n-th record when there are fewer files than pipelines) and batches
+of ``input_context.get_per_replica_batch_size(batch_size)``.
+
+Files are checked before TensorFlow reads them: a missing file, a file whose TFRecord framing
+is broken (truncated, not a TFRecord) or whose first record does not have the expected
+features raises ``PretrainingDataError`` naming the file; empty shards are skipped (an error
+if every file is empty).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+from albert_tf.backend import tf
+
+
+class PretrainingDataError(ValueError):
+    """A missing, empty or corrupt pretraining data file."""
+
+
+# -- TFRecord framing check (no TensorFlow needed) -------------------------------------------
+
+def _crc32c_table() -> list[int]:
+    table = []
+    for i in range(256):
+        crc = i
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked_crc32c(data: bytes) -> int:
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def check_tfrecord_framing(path: str, max_records: int | None = None) -> int:
+    """Walks the record headers of ``path`` (seeking over the payloads); returns the number of
+    records. Raises ``PretrainingDataError`` for a truncated or non-TFRecord file."""
+    if not os.path.isfile(path):
+        raise PretrainingDataError(f"pretraining data file not found: {path}")
+    size = os.path.getsize(path)
+    count = 0
+    with open(path, "rb") as f:
+        offset = 0
+        while offset < size:
+            if max_records is not None and count >= max_records:
+                break
+            header = f.read(12)
+            if len(header) < 12:
+                raise PretrainingDataError(
+                    f"corrupt TFRecord file {path}: truncated record header at byte {offset}")
+            length_bytes, (length_crc,) = header[:8], struct.unpack("<I", header[8:])
+            if masked_crc32c(length_bytes) != length_crc:
+                raise PretrainingDataError(
+                    f"corrupt TFRecord file {path}: bad record length checksum at byte "
+                    f"{offset} (not a TFRecord file, or damaged)")
+            (length,) = struct.unpack("<Q", length_bytes)
+            end = offset + 12 + length + 4
+            if end > size:
+                raise PretrainingDataError(
+                    f"corrupt TFRecord file {path}: record at byte {offset} needs {length} "
+                    f"bytes, file ends at {size} (truncated)")
+            f.seek(end)
+            offset = end
+            count += 1
+    return count
+
+
+# -- features ---------------------------------------------------------------------------------
+
+def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
+    s, p = max_seq_length, max_predictions_per_seq
+    return {
+        "input_ids": tf.io.FixedLenFeature([s], tf.int64),
+        "input_mask": tf.io.FixedLenFeature([s], tf.int64),
+        "segment_ids": tf.io.FixedLenFeature([s], tf.int64),
+        "masked_lm_positions": tf.io.FixedLenFeature([p], tf.int64),
+        "masked_lm_ids": tf.io.FixedLenFeature([p], tf.int64),
+        "masked_lm_weights": tf.io.FixedLenFeature([p], tf.float32),
+        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+    }
+
+
+def _to_model_inputs(parsed: dict) -> dict:
+    def i32(x):
+        return tf.cast(x, tf.int32)
+    return {
+        "input_word_ids": i32(parsed["input_ids"]),
+        "input_mask": i32(parsed["input_mask"]),
+        "input_type_ids": i32(parsed["segment_ids"]),
+        "masked_lm_positions": i32(parsed["masked_lm_positions"]),
+        "masked_lm_ids": i32(parsed["masked_lm_ids"]),
+        "masked_lm_weights": parsed["masked_lm_weights"],
+        "next_sentence_labels": i32(parsed["next_sentence_labels"])[..., 0],
+    }
+
+
+def check_first_record(path: str, max_seq_length: int, max_predictions_per_seq: int) -> None:
+    """Parses the first record of ``path`` with the expected feature spec."""
+    spec = feature_spec(max_seq_length, max_predictions_per_seq)
+    try:
+        for record in tf.data.TFRecordDataset(path).take(1):
+            tf.io.parse_single_example(record, spec)
+    except (tf.errors.OpError, ValueError) as e:
+        message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise PretrainingDataError(
+            f"pretraining data file {path} does not match max_seq_length={max_seq_length}, "
+            f"max_predictions_per_seq={max_predictions_per_seq} or is corrupt: {message}"
+        ) from None
+
+
+def resolve_files(file_pattern: str | list[str]) -> list[str]:
+    patterns = file_pattern if isinstance(file_pattern, (list, tuple)) else str(file_pattern).split(",")
+    files: list[str] = []
+    for pattern in patterns:
+        pattern = pattern.strip()
+        if not pattern:
+            continue
+        matches = sorted(tf.io.gfile.glob(pattern))
+        if not matches:
+            raise PretrainingDataError(f"pretraining data file not found: {pattern}")
+        files.extend(m for m in matches if m not in files)
+    if not files:
+        raise PretrainingDataError("no pretraining data files given")
+    return files
+
+
+def validate_files(files: list[str], max_seq_length: int, max_predictions_per_seq: int
+                   ) -> list[str]:
+    """The files holding records (empty shards are dropped); raises for bad ones."""
+    nonempty = []
+    for path in files:
+        if check_tfrecord_framing(path):
+            check_first_record(path, max_seq_length, max_predictions_per_seq)
+            nonempty.append(path)
+    if not nonempty:
+        raise PretrainingDataError(f"no records in the pretraining data files: {', '.join(files)}")
+    return nonempty
+
+
+def pretraining_dataset(file_pattern: str, batch_size: int, max_seq_length: int,
+                        max_predictions_per_seq: int, is_training: bool = True,
+                        seed: int | None = None,
+                        input_context: tf.distribute.InputContext | None = None,
+                        shuffle_buffer: int = 10_000, validate: bool = True) -> tf.data.Dataset:
+    """Batches of pretraining inputs (see the module docstring); repeats when training."""
+    files = resolve_files(file_pattern)
+    if validate:
+        files = validate_files(files, max_seq_length, max_predictions_per_seq)
+    spec = feature_spec(max_seq_length, max_predictions_per_seq)
+    per_replica = batch_size
+    shard_records = None
+    ds = tf.data.Dataset.from_tensor_slices(files)
+    if input_context is not None:
+        per_replica = input_context.get_per_replica_batch_size(batch_size)
+        n, i = input_context.num_input_pipelines, input_context.input_pipeline_id
+        if len(files) >= n:
+            ds = ds.shard(n, i)
+        else:
+            shard_records = (n, i)
+    if is_training:
+        ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
+    ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(len(files), 8),
+                       num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if shard_records is not None:
+        ds = ds.shard(*shard_records)
+    if is_training:
+        ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    ds = ds.batch(per_replica, drop_remainder=is_training)
+    ds = ds.map(lambda records: _to_model_inputs(tf.io.parse_example(records, spec)),
+                num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    options = tf.data.Options()
+    options.deterministic = True
+    ds = ds.with_options(options)
+    return ds.prefetch(tf.data.AUTOTUNE)
