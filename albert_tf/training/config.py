@@ -139,6 +139,11 @@ class TaskConfig:
       predict_output: file for ``--mode=predict`` (default
         ``<model_dir>/predictions_<split>.tsv``).
       doc_stride / max_query_length / max_answer_length / n_best_size: SQuAD.
+      train_file / dev_file / test_file: custom TSV/CSV task files (``name`` is then
+        the task's name); relative paths are under ``data_dir``.
+      text_a_column / text_b_column / label_column / has_header / is_regression /
+        label_list / metric: columns (header names or 0-based indices) and labels of
+        a custom TSV task (see `albert_tf.data.tasks.load_tsv_task`).
     """
 
     type: str = "pretraining"
@@ -161,6 +166,16 @@ class TaskConfig:
     max_query_length: int = 64
     max_answer_length: int = 30
     n_best_size: int = 20
+    train_file: str = ""
+    dev_file: str = ""
+    test_file: str = ""
+    text_a_column: str = "sentence"
+    text_b_column: str = ""
+    label_column: str = "label"
+    has_header: bool = True
+    is_regression: bool = False
+    label_list: typing.List[str] = dataclasses.field(default_factory=list)
+    metric: str = ""
 
 
 @dataclasses.dataclass

@@ -74,27 +74,6 @@ def _expand_files(pattern: str) -> list[str]:
     return files
 
 
-def check_tfrecords(pattern: str) -> list[str]:
-    """Every file of ``pattern`` exists and its first record reads; else a clear error."""
-    files = _expand_files(pattern)
-    for path in files:
-        if tf.io.gfile.stat(path).length == 0:
-            raise InputDataError(f"TFRecord file {path!r} is empty.")
-        try:
-            for _ in tf.data.TFRecordDataset(path).take(1):
-                pass
-        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:
-            raise InputDataError(f"TFRecord file {path!r} is corrupt or not a TFRecord: "
-                                 f"{e.message.splitlines()[0]}") from None
-    return files
-
-
-def guard_dataset_errors(dataset: tf.data.Dataset, description: str) -> tf.data.Dataset:
-    """Leaves the dataset as is; errors are re-raised with ``description`` by the trainer."""
-    dataset._albert_description = description  # noqa: SLF001
-    return dataset
-
-
 class Task:
     """Base class; see the module docstring."""
 
@@ -184,17 +163,16 @@ class PretrainingTask(Task):
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
         from albert_tf.data.pretraining import pretraining_dataset
-        files = check_tfrecords(data_config.input_path)
+        files = _expand_files(data_config.input_path)
         task = self.config.task
         seed = data_config.shuffle_seed
         if seed is None:
             seed = self.config.runtime.seed
-        dataset = pretraining_dataset(
-            ",".join(files), self.per_replica_batch_size(data_config.global_batch_size,
-                                                         input_context),
-            task.max_seq_length, task.max_predictions_per_seq,
-            is_training=data_config.is_training, seed=seed, input_context=input_context)
-        return guard_dataset_errors(dataset, f"TFRecords {data_config.input_path!r}")
+        # batch_size is global: the data module divides it per replica.
+        return pretraining_dataset(
+            files, data_config.global_batch_size, task.max_seq_length,
+            task.max_predictions_per_seq, is_training=data_config.is_training, seed=seed,
+            input_context=input_context)
 
     def features(self, inputs) -> dict:
         return {k: inputs[k] for k in MODEL_INPUTS + ("masked_lm_positions",)}
@@ -247,23 +225,48 @@ class PretrainingTask(Task):
 
 
 # -------------------------------------------------------------------- classification
-def trim_batch(features: dict, labels=None):
-    """Cuts ``[B, S]`` features to the longest sequence of the batch (dynamic padding)."""
-    length = tf.maximum(tf.reduce_max(tf.reduce_sum(tf.cast(features["input_mask"], tf.int32),
-                                                    axis=-1)), 1)
-    trimmed = {k: (v[:, :length] if k in MODEL_INPUTS else v) for k, v in features.items()}
-    return trimmed if labels is None else (trimmed, labels)
+# SentEval tasks of ../shared/data/extra: ``label<TAB>sentence``, no header.
+SENTEVAL_TASKS = ("mr", "subj", "cr", "mpqa")
 
 
-def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, max_seq_length: int,
-                     drop_remainder: bool) -> tf.data.Dataset:
-    """Re-batches (features, labels) so a batch holds sequences of similar length."""
-    boundaries = [b for b in (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
-                  if b < max_seq_length]
-    return dataset.unbatch().bucket_by_sequence_length(
-        lambda features, labels: tf.reduce_sum(tf.cast(features["input_mask"], tf.int32)),
-        bucket_boundaries=boundaries, bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
-        drop_remainder=drop_remainder)
+def _column(value: str):
+    return int(value) if str(value).isdigit() else value
+
+
+def load_task_data(task):
+    """`TaskData` of ``task.name``: a GLUE task (from ``data_dir`` or ``data_dir/glue``),
+    a SentEval task (``data_dir/extra``) or a custom TSV/CSV task (``task.train_file``)."""
+    from albert_tf.data import tasks as data_tasks
+    data_dir = resolve_path(task.data_dir)
+    name = task.name.lower()
+    if not name and not task.train_file:
+        raise ValueError("task.name is empty: pass --task=sst2 (or rte, cola, stsb, mr, ...) "
+                         "or set task.train_file for a custom TSV task.")
+
+    def under(path):
+        return path if not path or os.path.isabs(path) else os.path.join(data_dir, path)
+
+    if task.train_file:
+        return data_tasks.load_tsv_task(
+            under(task.train_file), under(task.dev_file) or None, under(task.test_file) or None,
+            text_a_column=_column(task.text_a_column),
+            text_b_column=_column(task.text_b_column) if task.text_b_column else None,
+            label_column=_column(task.label_column), has_header=task.has_header,
+            is_regression=task.is_regression, label_list=task.label_list or None,
+            metric=task.metric or None, name=task.name or "custom")
+    if name in SENTEVAL_TASKS:
+        extra = os.path.join(data_dir, "extra")
+        upper = name.upper()
+        return data_tasks.load_tsv_task(
+            os.path.join(extra, f"{upper}_train.tsv"), os.path.join(extra, f"{upper}_dev.tsv"),
+            text_a_column=1, label_column=0, has_header=False, name=name)
+    glue = os.path.join(data_dir, "glue")
+    try:
+        return data_tasks.load_task(name, data_dir)
+    except data_tasks.TaskDataError:
+        if os.path.isdir(glue):
+            return data_tasks.load_task(name, glue)
+        raise
 
 
 class ClassificationTask(Task):
@@ -278,12 +281,7 @@ class ClassificationTask(Task):
     @property
     def task_data(self):
         if self._task_data is None:
-            from albert_tf.data.tasks import load_task
-            task = self.config.task
-            if not task.name:
-                raise ValueError("task.name is empty: pass --task=sst2 (or rte, cola, stsb, "
-                                 "mr, tsv:<dir>...).")
-            self._task_data = load_task(task.name, resolve_path(task.data_dir))
+            self._task_data = load_task_data(self.config.task)
         return self._task_data
 
     @property
@@ -320,19 +318,18 @@ class ClassificationTask(Task):
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
         from albert_tf.data.tasks import classification_dataset
         task = self.config.task
-        batch = self.per_replica_batch_size(data_config.global_batch_size, input_context)
         seed = data_config.shuffle_seed
         if seed is None:
             seed = self.config.runtime.seed
-        dataset = classification_dataset(
-            self.examples(data_config.split), self.tokenizer, task.max_seq_length, batch,
-            is_training=data_config.is_training, seed=seed, input_context=input_context,
+        # batch_size is global; training batches are length-bucketed and every batch is
+        # padded to its longest sequence by the data module (bucket_window=1: no bucketing).
+        return classification_dataset(
+            self.examples(data_config.split), self.tokenizer, task.max_seq_length,
+            data_config.global_batch_size, is_training=data_config.is_training, seed=seed,
+            input_context=input_context,
             label_list=None if self.is_regression else self.task_data.label_list,
-            is_regression=self.is_regression)
-        if data_config.is_training and task.length_bucketing:
-            dataset = bucket_by_length(dataset, batch, task.max_seq_length, drop_remainder=True)
-            dataset = dataset.repeat()
-        return dataset.map(trim_batch, num_parallel_calls=tf.data.AUTOTUNE)
+            is_regression=self.is_regression,
+            bucket_window=50 if task.length_bucketing else 1)
 
     # ---- model
     def build_model(self):

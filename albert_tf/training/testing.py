@@ -132,6 +132,7 @@ def write_pretraining_tfrecords(path: str, num_examples: int = 64, seq_length: i
 
 
 def main(argv=None) -> None:
+    import time
     from albert_tf.training.trainer import run_experiment
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
@@ -139,12 +140,27 @@ def main(argv=None) -> None:
     parser.add_argument("--batch_size", type=int, default=8)
     parser.add_argument("--strategy", default="one_device")
     parser.add_argument("--num_cpu_devices", type=int, default=1)
+    parser.add_argument("--checkpoint_interval", type=int, default=0)
+    parser.add_argument("--steps_per_loop", type=int, default=5)
+    parser.add_argument("--mode", default="train")
+    parser.add_argument("--delay", type=float, default=0.0,
+                        help="seconds to sleep after each loop (lets tests kill mid-run)")
     args = parser.parse_args(argv)
     config = tiny_experiment(args.model_dir, args.steps, args.batch_size, args.strategy)
     config.runtime.num_cpu_devices = args.num_cpu_devices
-    config.trainer.checkpoint_interval = 0
-    result = run_experiment(config, "train", task=ToyClassificationTask(config))
+    config.trainer.checkpoint_interval = args.checkpoint_interval
+    config.trainer.steps_per_loop = args.steps_per_loop
+    config.trainer.validation_interval = args.steps
+
+    def log(line):
+        print(line, flush=True)
+        if args.delay and line.startswith("step "):
+            time.sleep(args.delay)
+
+    result = run_experiment(config, args.mode, task=ToyClassificationTask(config), log=log)
     print("FINAL_LOSS " + json.dumps(result["train"]["loss"]), flush=True)
+    if "eval" in result:
+        print("FINAL_EVAL " + json.dumps(result["eval"]), flush=True)
 
 
 if __name__ == "__main__":

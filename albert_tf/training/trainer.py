@@ -267,7 +267,7 @@ class Trainer:
         results = self.task.reduce_eval(outputs)
         self.write_summaries("eval", results, step)
         results = dict(results, step=step)
-        shown = " | ".join(f"{k} {v:.4f}" for k, v in results.items())
+        shown = " | ".join(f"{k} {v:.4f}" for k, v in results.items() if k != "step")
         self.log(f"eval at step {step}: {shown} ({time.time() - start:.1f}s)")
         if self.is_chief:
             with open(os.path.join(self.model_dir, "eval_results.json"), "w") as f:
@@ -279,7 +279,7 @@ class Trainer:
         path = self.config.task.predict_output or os.path.join(
             self.model_dir, f"predictions_{self.config.task.predict_data.split}.tsv")
         if self.is_chief:
-            self.task.predict(self.model, outputs, path)
+            path = self.task.predict(self.model, outputs, path)
             self.log(f"wrote {len(next(iter(outputs.values())))} predictions to {path}")
         return path
 
@@ -432,15 +432,21 @@ def main_guard(fn: Callable[[], int | None]) -> int:
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
     from albert_tf.training.config import ConfigKeyError, ConfigValueError
-    expected = (CheckpointError, ConfigError, ConfigKeyError, ConfigValueError,
-                distribute.DistributionError, InputDataError, FileNotFoundError)
+    expected = [CheckpointError, ConfigError, ConfigKeyError, ConfigValueError,
+                distribute.DistributionError, InputDataError, FileNotFoundError]
+    for module, name in (("albert_tf.data.pretraining", "PretrainingDataError"),
+                         ("albert_tf.data.tasks", "TaskDataError"),
+                         ("albert_tf.data.squad", "SquadError")):
+        try:
+            expected.append(getattr(__import__(module, fromlist=[name]), name))
+        except (ImportError, AttributeError):
+            pass
+    expected = tuple(expected)
     try:
         return fn() or 0
     except expected as e:
         print(f"error: {e}", file=sys.stderr, flush=True)
         return 2
-    finally:
-        logging.shutdown()
 
 
 __all__ = ["Trainer", "format_duration", "main_guard", "progress_line", "resolve_path",

@@ -1,0 +1,177 @@
+"""Pretraining throughput (tokens/s): albert-tf vs Hugging Face transformers (PyTorch).
+
+Both train the same ALBERT config (MLM + SOP heads, same batch, sequence length and
+number of masked positions, AdamW, float32, dropout 0) on the same synthetic batches,
+on the same machine, in the same run, with the same number of CPU threads. The
+albert-tf side runs the training step of ``albert-tf-pretrain`` (the shared trainer's
+`tf.function`, all-reduce-free on one device, global-norm clipping included); the
+PyTorch side is ``AlbertForPreTraining`` with ``torch.optim.AdamW`` and
+``clip_grad_norm_``. Tokens/s counts every position of every sequence (B x S).
+
+    .venv/bin/python benchmarks/pretrain_throughput.py --model_config=albert_mini \\
+        --batch_size=32 --seq_length=128 --steps=30 --threads=2
+
+Not a test: it prints a table and the speed-up (goal: >= 1.2x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def synthetic_batch(config, batch_size: int, seq_length: int, max_predictions: int, seed=0):
+    rng = np.random.RandomState(seed)
+    ids = rng.randint(5, config.vocab_size, size=(batch_size, seq_length)).astype(np.int32)
+    ids[:, 0] = 2
+    mask = np.ones_like(ids)
+    types = (np.arange(seq_length)[None, :] >= seq_length // 2).astype(np.int32).repeat(
+        batch_size, 0)
+    positions = np.sort(np.stack([rng.choice(np.arange(1, seq_length), max_predictions,
+                                             replace=False) for _ in range(batch_size)]),
+                        axis=1).astype(np.int32)
+    masked_ids = np.take_along_axis(ids, positions, axis=1)
+    np.put_along_axis(ids, positions, 4, axis=1)
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
+            "masked_lm_positions": positions, "masked_lm_ids": masked_ids,
+            "masked_lm_weights": np.ones(positions.shape, np.float32),
+            "next_sentence_labels": rng.randint(0, 2, size=batch_size).astype(np.int32)}
+
+
+def run_albert_tf(args, batch) -> dict:
+    from albert_tf.backend import tf
+    from albert_tf.training.config import ExperimentConfig
+    from albert_tf.training.tasks import PretrainingTask
+    from albert_tf.training.trainer import Trainer
+
+    config = ExperimentConfig(model_dir=args.work_dir)
+    config.model.config = args.model_config
+    config.task.type = "pretraining"
+    config.task.max_seq_length = args.seq_length
+    config.task.max_predictions_per_seq = args.max_predictions
+    config.task.train_data.global_batch_size = args.batch_size
+    config.optimizer.type = "adamw"
+    config.optimizer.learning_rate = 1e-4
+    config.runtime.jit_compile = args.jit_compile
+    config.trainer.train_steps = 10 ** 6
+
+    class InMemoryTask(PretrainingTask):
+        def build_inputs(self, data_config, input_context=None):
+            return tf.data.Dataset.from_tensors(batch).repeat()
+
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    trainer = Trainer(config, InMemoryTask(config), strategy, log=lambda line: None)
+    train_fn = trainer._build_train_fn()  # noqa: SLF001 - the binary's exact step
+    iterator = iter(trainer.distributed_dataset(config.task.train_data))
+    train_fn(iterator, tf.constant(args.warmup, tf.int32))["loss"].numpy()
+    start = time.perf_counter()
+    totals = train_fn(iterator, tf.constant(args.steps, tf.int32))
+    loss = float(totals["loss"]) / args.steps
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "loss": loss,
+            "tokens_per_sec": args.steps * args.batch_size * args.seq_length / seconds}
+
+
+def run_torch(args, batch, albert_config) -> dict:
+    import torch
+    from transformers import AlbertConfig as HFConfig
+    from transformers import AlbertForPreTraining
+
+    from albert_tf.config import activation_to_hf
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    c = albert_config
+    hf_config = HFConfig(vocab_size=c.vocab_size, embedding_size=c.embedding_size,
+                         hidden_size=c.hidden_size, num_hidden_layers=c.num_hidden_layers,
+                         num_hidden_groups=c.num_hidden_groups,
+                         inner_group_num=c.inner_group_num,
+                         num_attention_heads=c.num_attention_heads,
+                         intermediate_size=c.intermediate_size,
+                         hidden_act=activation_to_hf(c.hidden_act), hidden_dropout_prob=0.0,
+                         attention_probs_dropout_prob=0.0, classifier_dropout_prob=0.0,
+                         max_position_embeddings=c.max_position_embeddings,
+                         type_vocab_size=c.type_vocab_size, layer_norm_eps=c.layer_norm_eps)
+    model = AlbertForPreTraining(hf_config)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+    ids = torch.as_tensor(batch["input_word_ids"], dtype=torch.long)
+    labels = torch.full_like(ids, -100)
+    positions = torch.as_tensor(batch["masked_lm_positions"], dtype=torch.long)
+    labels.scatter_(1, positions, torch.as_tensor(batch["masked_lm_ids"], dtype=torch.long))
+    inputs = dict(input_ids=ids,
+                  attention_mask=torch.as_tensor(batch["input_mask"], dtype=torch.long),
+                  token_type_ids=torch.as_tensor(batch["input_type_ids"], dtype=torch.long),
+                  labels=labels,
+                  sentence_order_label=torch.as_tensor(batch["next_sentence_labels"],
+                                                       dtype=torch.long))
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = model(**inputs).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        return float(loss.detach())
+
+    for _ in range(args.warmup):
+        step()
+    start = time.perf_counter()
+    losses = [step() for _ in range(args.steps)]
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "loss": float(np.mean(losses)),
+            "tokens_per_sec": args.steps * args.batch_size * args.seq_length / seconds}
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model_config", default="albert_mini")
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--seq_length", type=int, default=128)
+    parser.add_argument("--max_predictions", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2,
+                        help="intra-op threads for both frameworks")
+    parser.add_argument("--jit_compile", action="store_true", help="XLA for the TF step")
+    parser.add_argument("--work_dir", default="/tmp/albert_tf_throughput")
+    parser.add_argument("--json", default="", help="also write the results here")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(args.threads))
+    from albert_tf.backend import tf
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(max(1, args.threads))
+    import albert_tf
+    albert_config = albert_tf.load_config(args.model_config)
+    batch = synthetic_batch(albert_config, args.batch_size, args.seq_length, args.max_predictions)
+
+    tf_result = run_albert_tf(args, batch)
+    torch_result = run_torch(args, batch, albert_config)
+    ratio = tf_result["tokens_per_sec"] / torch_result["tokens_per_sec"]
+    print(f"pretraining throughput, {args.model_config}: batch {args.batch_size} x seq "
+          f"{args.seq_length}, {args.max_predictions} masked positions, {args.steps} steps, "
+          f"{args.threads} threads")
+    print(f"| implementation | tokens/s | s/step | mean loss |")
+    print(f"|---|---|---|---|")
+    for name, r in (("albert-tf (tf_keras, TF " + tf.__version__ + ")", tf_result),
+                    ("transformers AlbertForPreTraining (PyTorch)", torch_result)):
+        print(f"| {name} | {r['tokens_per_sec']:,.0f} | {r['seconds'] / args.steps:.3f} | "
+              f"{r['loss']:.3f} |")
+    print(f"speed-up albert-tf / transformers: {ratio:.2f}x (goal >= 1.2x)")
+    result = {"albert_tf": tf_result, "transformers": torch_result, "speedup": ratio,
+              "config": vars(args)}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
+if __name__ == "__main__":
+    main()
