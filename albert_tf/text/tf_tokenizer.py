@@ -7,10 +7,12 @@
 Everything happens on Unicode code points with small constant tables built from Python's own
 ``unicodedata`` / ``str`` at construction time, so the graph reproduces ``preprocess_text``
 exactly (whitespace cleanup, quote replacement, NFKD + accent removal, lower-casing with the
-Greek final-sigma rule), then SentencePiece (``SentencepieceTokenizer``, or
-``FastSentencepieceTokenizer`` with ``fast=True`` for TFLite), then the digit-comma split as an
-id -> ids table, then truncation and packing. No Python runs at call time: the layer can be
-saved in a SavedModel.
+Greek final-sigma rule), then SentencePiece (``FastSentencepieceTokenizer`` by default,
+``SentencepieceTokenizer`` with ``fast=False``), then the digit-comma split as an id -> ids
+table, then truncation and packing. No Python runs at call time: the layer can be saved in a
+SavedModel. Converted to TFLite the graph needs Select TF ops (``UnicodeDecode``,
+``LowerBound``, ...) plus tensorflow-text's custom ops; for builtin-only TFLite see
+``albert_tf/export/lite_tokenizer.py``.
 """
 
 from __future__ import annotations
