@@ -62,8 +62,9 @@ def test_train_and_eval_writes_checkpoints_summaries_and_model_dirs(tmp_path):
 
 
 def test_learns_the_toy_task(tmp_path):
-    result, _ = _run(tmp_path, steps=80, trainer__validation_interval=80,
-                     trainer__checkpoint_interval=80, trainer__steps_per_loop=40)
+    result, _ = _run(tmp_path, steps=50, trainer__validation_interval=50,
+                     trainer__checkpoint_interval=50, trainer__steps_per_loop=25,
+                     optimizer__learning_rate=3e-3, optimizer__bias_correction=True)
     assert result["eval"]["accuracy"] > 0.8, result["eval"]
 
 
@@ -93,3 +94,15 @@ def test_progress_line_format():
     line = progress_line(50, 200, {"loss": 1.5, "learning_rate": 1e-4}, 2.0, 1234.0, 25.0)
     assert line.startswith("step 50/200 (25%)") and "2.00 steps/s" in line
     assert "ETA 1m15s" in line and "1,234 tok/s" in line
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_training_steps(tmp_path, policy):
+    result, _ = _run(tmp_path, mode="train", steps=4, runtime__mixed_precision_dtype=policy,
+                     trainer__steps_per_loop=2, trainer__checkpoint_interval=4)
+    assert result["step"] == 4 and np.isfinite(result["train"]["loss"])
+    model = result["trainer"].model
+    assert model.get_layer("classifier").compute_dtype == "float32"
+    assert all(v.dtype == "float32" for v in model.trainable_variables)
+    from albert_tf.backend import keras
+    assert keras.mixed_precision.global_policy().name == "float32"   # restored afterwards

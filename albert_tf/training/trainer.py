@@ -27,7 +27,6 @@ written with `albert_tf.save_model_dir`), ``eval_results.json``,
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import shutil
@@ -37,14 +36,14 @@ from typing import Callable
 
 import numpy as np
 
-from albert_tf.backend import keras, tf
-from tensorflow.core.framework import summary_pb2
+from albert_tf.backend import keras, tf  # noqa: I001  (first: selects Keras 2)
+from tensorflow.core.framework import summary_pb2  # noqa: E402
 from albert_tf.checkpoints import save_model_dir
 from albert_tf.training import distribute
 from albert_tf.training.config import ExperimentConfig
 from albert_tf.training.optimization import (build_optimizer, clip_gradients,
                                              current_learning_rate, inner_optimizer)
-from albert_tf.training.tasks import InputDataError, Task, resolve_path
+from albert_tf.training.tasks import InputDataError, Task
 
 
 def format_duration(seconds: float) -> str:
@@ -322,11 +321,8 @@ class Trainer:
             self._train_fn = self._build_train_fn()
         if step >= total:
             self.log(f"model_dir already at step {step} >= train_steps {total}.")
-        try:
-            dataset = self.distributed_dataset(self.config.task.train_data, skip_steps=step)
-            iterator = iter(dataset)
-        except InputDataError:
-            raise
+        dataset = self.distributed_dataset(self.config.task.train_data, skip_steps=step)
+        iterator = iter(dataset)
         start_time = time.time()
         start_step = step
         last_logs: dict[str, float] = {}
@@ -449,5 +445,4 @@ def main_guard(fn: Callable[[], int | None]) -> int:
         return 2
 
 
-__all__ = ["Trainer", "format_duration", "main_guard", "progress_line", "resolve_path",
-           "run_experiment"]
+__all__ = ["Trainer", "format_duration", "main_guard", "progress_line", "run_experiment"]
