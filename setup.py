@@ -34,6 +34,7 @@ EXTRAS_REQUIRE = {
 
 CONSOLE_SCRIPTS = [
     "albert-tf-info=albert_tf.bin.info:run",
+    "albert-tf-run=albert_tf.bin.run:run",
     "albert-tf-pretrain=albert_tf.bin.pretrain:run",
     "albert-tf-finetune=albert_tf.bin.finetune:run",
     "albert-tf-convert=albert_tf.bin.convert:run",

@@ -76,6 +76,16 @@ class StageRunner:
                 out[file_name[:-5]] = self.result(file_name[:-5])
         return out
 
+    def first_start(self, name: str) -> float:
+        """When ``name`` was first started (kept across resumes): the origin of its
+        wall-clock curves."""
+        path = os.path.join(self.stages_dir, f"{name}.start")
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(repr(time.time()))
+        with open(path, encoding="utf-8") as f:
+            return float(f.read())
+
     def _record(self, name: str, result: dict[str, Any]) -> None:
         path = self.result_path(name)
         tmp = f"{path}.tmp-{os.getpid()}"
@@ -92,6 +102,7 @@ class StageRunner:
             if self.result(need) is None:
                 raise StageError(f"stage {stage.name!r} needs {need!r}, which has not finished.")
         start = time.time()
+        self.first_start(stage.name)
         if stage.command is not None:
             self._run_command(stage)
         result = dict(stage.collect() or {})

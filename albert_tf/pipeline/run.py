@@ -1,0 +1,195 @@
+"""``albert-tf-run``: vocabulary -> pretraining data -> pretrain each size for the same
+wall-clock -> finetune -> compress -> export -> evaluate + time every artifact -> report.
+
+Each stage runs one of our binaries (their logs go to ``<output_dir>/logs``) and is
+recorded in ``<output_dir>/stages``; a rerun skips recorded stages, and a stage
+killed half-way resumes from the binary's own checkpoints.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from typing import Any, Callable
+
+from albert_tf.pipeline.experiment import PipelineConfig
+from albert_tf.pipeline.stages import Stage, StageRunner, python_module
+
+
+class Paths:
+    """Where each stage writes, under the run's output directory."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+
+    def __call__(self, *parts: str) -> str:
+        return os.path.join(self.root, *parts)
+
+    @property
+    def vocab_prefix(self) -> str:
+        return self("vocab", "spm")
+
+    @property
+    def vocab_file(self) -> str:
+        return self.vocab_prefix + ".model"
+
+    def pretrain_dir(self, model: str) -> str:
+        return self("pretrain", model)
+
+    def finetune_dir(self, model: str) -> str:
+        return self("finetune", model)
+
+
+def split_corpus(config: PipelineConfig, paths: Paths) -> dict[str, Any]:
+    """Streams the corpus into train.txt and heldout.txt (whole documents, blank-line
+    separated); the last ``heldout_documents`` read are held out."""
+    from collections import deque
+
+    from albert_tf.data.documents import iter_documents, resolve_inputs
+    corpus = config.corpus
+    files = resolve_inputs([config.data_path(corpus.input)])
+    os.makedirs(paths("corpus"), exist_ok=True)
+    held: deque = deque()
+    train_docs = 0
+    with open(paths("corpus", "train.txt.tmp"), "w", encoding="utf-8") as train:
+        for i, document in enumerate(iter_documents(files)):
+            if corpus.max_documents and i >= corpus.max_documents:
+                break
+            held.append(document)
+            if len(held) > corpus.heldout_documents:
+                train.write("\n".join(held.popleft()) + "\n\n")
+                train_docs += 1
+    with open(paths("corpus", "heldout.txt.tmp"), "w", encoding="utf-8") as f:
+        for document in held:
+            f.write("\n".join(document) + "\n\n")
+    for name in ("train.txt", "heldout.txt"):
+        os.replace(paths("corpus", name + ".tmp"), paths("corpus", name))
+    return {"train_documents": train_docs, "heldout_documents": len(held),
+            "train_mib": os.path.getsize(paths("corpus", "train.txt")) / 2**20}
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def eval_curve(model_dir: str, origin: float,
+               metric: str = "mlm_loss") -> list[tuple[float, float]]:
+    """``[(seconds since ``origin``, metric), ...]`` from the run's eval summaries.
+
+    ``origin`` is when the stage was first started, so the x axis is the wall-clock
+    time the run cost, start-up included.
+    """
+    from albert_tf.backend import tf
+    points = []
+    for path in sorted(glob.glob(os.path.join(model_dir, "**", "events.out.tfevents.*"),
+                                 recursive=True)):
+        if "eval" not in os.path.relpath(path, model_dir):
+            continue
+        for event in tf.data.TFRecordDataset(path).as_numpy_iterator():
+            event = tf.compat.v1.Event.FromString(event)
+            for value in event.summary.value:
+                if value.tag.split("/")[-1] == metric:
+                    number = tf.make_ndarray(value.tensor) if value.HasField("tensor") else \
+                        value.simple_value
+                    points.append((event.wall_time, float(number)))
+    return sorted((t - origin, v) for t, v in points)
+
+
+def data_stages(config: PipelineConfig, paths: Paths) -> list[Stage]:
+    vocab, corpus = config.vocabulary, config.corpus
+    vocab_inputs = [config.data_path(p) for p in vocab.input] or [paths("corpus", "train.txt")]
+    stages = [
+        Stage("corpus_split", None, collect=lambda: split_corpus(config, paths)),
+        Stage("vocabulary", python_module(
+            "albert_tf.bin.train_spm", "--input=" + ",".join(vocab_inputs),
+            f"--model_prefix={paths.vocab_prefix}", f"--vocab_size={vocab.vocab_size}",
+            f"--input_sentence_size={vocab.input_sentence_size}",
+            f"--do_lower_case={vocab.do_lower_case}"),
+            collect=lambda: {"vocab_file": paths.vocab_file}, needs=("corpus_split",)),
+    ]
+    for split in ("train", "heldout"):
+        summary = paths("pretraining_data", f"{split}_summary.json")
+        stages.append(Stage(f"pretraining_data_{split}", python_module(
+            "albert_tf.bin.create_pretraining_data",
+            f"--input_file={paths('corpus', split + '.txt')}",
+            f"--output_file={paths('pretraining_data', split + '.tfrecord')}",
+            f"--spm_model_file={paths.vocab_file}", f"--do_lower_case={vocab.do_lower_case}",
+            f"--max_seq_length={corpus.max_seq_length}",
+            f"--max_predictions_per_seq={corpus.max_predictions_per_seq}",
+            f"--dupe_factor={corpus.dupe_factor if split == 'train' else 1}",
+            f"--num_workers={corpus.num_workers if split == 'train' else 1}",
+            f"--random_seed={config.seed}", f"--summary_file={summary}", "--progress=false"),
+            collect=(lambda s=summary: _read_json(s)), needs=("vocabulary", "corpus_split")))
+    return stages
+
+
+def pretrain_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
+    pretrain, corpus = config.pretrain, config.corpus
+    model_dir = paths.pretrain_dir(model)
+
+    name = f"pretrain_{model}"
+
+    def collect() -> dict[str, Any]:
+        results = _read_json(os.path.join(model_dir, "eval_results.json"))
+        start = StageRunner(paths.root, echo=lambda s: None).first_start(name)
+        return {"model_dir": os.path.join(model_dir, "final"), "eval": results,
+                "curve": eval_curve(model_dir, start)}
+
+    return Stage(name, python_module(
+        "albert_tf.bin.pretrain", "--config_file=pretrain_albert_mini_imdb",
+        f"--model_config={model}", f"--model_dir={model_dir}",
+        f"--train_files={paths('pretraining_data', 'train*.tfrecord*')}",
+        f"--eval_files={paths('pretraining_data', 'heldout*.tfrecord*')}",
+        f"--max_seq_length={corpus.max_seq_length}",
+        f"--max_predictions_per_seq={corpus.max_predictions_per_seq}",
+        f"--train_batch_size={pretrain.batch_size}", f"--learning_rate={pretrain.learning_rate}",
+        f"--num_train_steps={pretrain.max_steps}", f"--warmup_steps={pretrain.warmup_steps}",
+        f"--max_seconds={pretrain.seconds}",
+        f"--validation_interval={pretrain.validation_interval}",
+        f"--checkpoint_interval={pretrain.validation_interval}",
+        f"--steps_per_loop={min(100, pretrain.validation_interval)}",
+        f"--seed={config.seed}",
+        f"--params_override=task.vocab_file={paths.vocab_file},"
+        f"model.vocab_size={config.vocabulary.vocab_size}"),
+        collect=collect, needs=("pretraining_data_train", "pretraining_data_heldout"))
+
+
+def finetune_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
+    finetune = config.finetune
+    model_dir = paths.finetune_dir(model)
+
+    def collect() -> dict[str, Any]:
+        best = _read_json(os.path.join(model_dir, "best_metric.json"))
+        return {"model_dir": os.path.join(model_dir, "best"), "best": best}
+
+    return Stage(f"finetune_{model}", python_module(
+        "albert_tf.bin.finetune", f"--task={finetune.task}",
+        "--config_file=finetune_sst2_albert_mini", f"--data_dir={config.data_dir}",
+        f"--model_config={model}", f"--model_dir={model_dir}",
+        f"--init_checkpoint={os.path.join(paths.pretrain_dir(model), 'final')}",
+        f"--vocab_file={paths.vocab_file}", f"--max_seq_length={finetune.max_seq_length}",
+        f"--train_batch_size={finetune.batch_size}", f"--learning_rate={finetune.learning_rate}",
+        f"--num_train_steps={finetune.max_steps}", f"--warmup_steps={finetune.warmup_steps}",
+        f"--max_seconds={finetune.seconds}",
+        f"--validation_interval={finetune.validation_interval}",
+        f"--checkpoint_interval={finetune.validation_interval}", f"--seed={config.seed}"),
+        collect=collect, needs=(f"pretrain_{model}",))
+
+
+def all_stages(config: PipelineConfig, paths: Paths) -> list[Stage]:
+    stages = data_stages(config, paths)
+    for model in config.pretrain.models:
+        stages.append(pretrain_stage(config, paths, model))
+    for model in config.pretrain.models:
+        stages.append(finetune_stage(config, paths, model))
+    return stages
+
+
+def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) -> dict:
+    paths = Paths(config.output_dir)
+    runner = StageRunner(paths.root, echo=echo)
+    for stage in all_stages(config, paths):
+        runner.run(stage)
+    return runner.results()
