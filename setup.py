@@ -16,6 +16,7 @@ INSTALL_REQUIRES = [
     "numpy==2.4.6",
     "pyyaml==6.0.4",
     "ai-edge-litert==2.3.0",
+    "tensorflow-serving-api==2.21.0",
     "matplotlib==3.11.2",
 ]
 
@@ -35,6 +36,8 @@ EXTRAS_REQUIRE = {
 CONSOLE_SCRIPTS = [
     "albert-tf-info=albert_tf.bin.info:run",
     "albert-tf-run=albert_tf.bin.run:run",
+    "albert-tf-export=albert_tf.bin.export:run",
+    "albert-tf-saved-model-cli=albert_tf.export.saved_model_cli:main",
     "albert-tf-pretrain=albert_tf.bin.pretrain:run",
     "albert-tf-finetune=albert_tf.bin.finetune:run",
     "albert-tf-convert=albert_tf.bin.convert:run",

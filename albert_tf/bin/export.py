@@ -1,0 +1,106 @@
+"""albert-tf-export: SavedModel for TF Serving, or TFLite for phones and CPUs.
+
+    albert-tf-export --model_dir=runs/sst2 --format=saved_model --output=serving
+        # -> serving/sst2/<next version>/ (signatures serving_default, tokenize, encode[, mlm])
+    albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_int8 \\
+        --quantization=int8 --seq_lengths=32,64,128 [--calibration_file=train.tsv]
+    albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_text \\
+        --with_tokenizer          # string in: FastSentencepieceTokenize custom op inside
+
+The model directory needs config.json, weights, task.json (finetuned models) and
+vocab.model (or --vocab_file). Everything is written to a temporary directory and moved into
+place at the end. See README.md "Export and deployment" and tflite/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("model_dir", None, "Model directory (config.json, weights, task.json, "
+                    "vocab.model).")
+flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite"], "What to export.")
+flags.DEFINE_string("output", None, "saved_model: base directory (the model goes to "
+                    "<output>/<name>/<version>/); tflite: the export directory.")
+flags.DEFINE_string("vocab_file", None, "SentencePiece model (default <model_dir>/vocab.model).")
+flags.DEFINE_boolean("overwrite", False, "Replace an existing export.")
+# SavedModel
+flags.DEFINE_string("name", None, "saved_model: model name (default: the task name).")
+flags.DEFINE_integer("version", None, "saved_model: version (default: next free number).")
+# TFLite
+flags.DEFINE_enum("quantization", "none",
+                  ["none", "float16", "dynamic", "int8", "int16x8", "qat"],
+                  "tflite: weight/activation quantization.")
+flags.DEFINE_list("seq_lengths", None, "tflite: sequence-length buckets, one signature each "
+                  "(default: the model's max_seq_length).")
+flags.DEFINE_integer("batch_size", 1, "tflite: static batch size of the signatures.")
+flags.DEFINE_boolean("with_tokenizer", False, "tflite: take strings (in-graph "
+                     "FastSentencepieceTokenizer; register tf-text custom ops at load time).")
+flags.DEFINE_string("calibration_file", None, "int8: TSV of real task text (default: the "
+                    "task's train split via albert_tf.data).")
+flags.DEFINE_string("data_dir", None, "int8: task data root (default ../shared/data).")
+flags.DEFINE_integer("num_calibration", 256, "int8: calibration examples.")
+flags.DEFINE_string("int8_float_ops", "xnnpack", "int8: ops kept in float: 'xnnpack' (fast "
+                    "on CPUs), 'none' (every op integer) or comma-separated op names.")
+flags.DEFINE_boolean("strict_int8", False, "int8: fail if any op cannot be integer.")
+flags.DEFINE_string("qat_model_dir", None, "qat: the quantization-aware Keras model "
+                    "(default <model_dir>/qat).")
+
+
+def main(argv) -> None:
+    del argv
+    from albert_tf.export.common import ExportError
+
+    if not FLAGS.model_dir or not FLAGS.output:
+        print("albert-tf-export: --model_dir and --output are required.", file=sys.stderr)
+        sys.exit(2)
+    try:
+        if FLAGS.format == "saved_model":
+            from albert_tf.export.saved_model import export_saved_model
+            path = export_saved_model(FLAGS.model_dir, FLAGS.output, name=FLAGS.name,
+                                      version=FLAGS.version, overwrite=FLAGS.overwrite,
+                                      vocab_file=FLAGS.vocab_file)
+            print(f"SavedModel written to {path}")
+            print(f"inspect: saved_model_cli show --dir {path} --all")
+            return
+        from albert_tf.export.tflite import export_tflite
+        float_ops = FLAGS.int8_float_ops
+        if float_ops not in ("xnnpack", "none"):
+            float_ops = [op.strip() for op in float_ops.split(",") if op.strip()]
+        path = export_tflite(
+            FLAGS.model_dir, FLAGS.output, quantization=FLAGS.quantization,
+            seq_lengths=[int(s) for s in FLAGS.seq_lengths] if FLAGS.seq_lengths else None,
+            batch_size=FLAGS.batch_size, with_tokenizer=FLAGS.with_tokenizer,
+            overwrite=FLAGS.overwrite, vocab_file=FLAGS.vocab_file,
+            calibration_file=FLAGS.calibration_file, data_dir=FLAGS.data_dir,
+            num_calibration=FLAGS.num_calibration, qat_model_dir=FLAGS.qat_model_dir,
+            strict_int8=FLAGS.strict_int8, int8_float_ops=float_ops)
+    except ExportError as e:
+        print(f"albert-tf-export: {e}", file=sys.stderr)
+        sys.exit(1)
+    with open(os.path.join(path, "metadata.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    size = os.path.getsize(os.path.join(path, meta["model_file"]))
+    print(f"TFLite model written to {path}/{meta['model_file']} ({size / 1e6:.2f} MB, "
+          f"{meta['quantization']})")
+    for key, sig in meta["signatures"].items():
+        ins = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["inputs"].items())
+        outs = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["outputs"].items())
+        print(f"  signature {key}: {ins} -> {outs}")
+    if meta["custom_ops"]:
+        print(f"  custom ops (register at load time): {meta['custom_ops']}")
+    float_ops = meta["ops"]["float_ops"]
+    if FLAGS.quantization in ("int8", "qat", "int16x8"):
+        print(f"  ops computing in float: {float_ops or 'none'}")
+
+
+def run() -> None:
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

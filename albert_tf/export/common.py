@@ -1,0 +1,199 @@
+"""What every export needs: the model directory read once, task outputs, atomic output.
+
+`load_source` reads a model directory (``config.json``, weights, ``task.json``,
+``vocab.model``) into an `ExportSource`; a directory without a vocabulary fails here, before
+anything is written. `task_outputs` turns the raw outputs of a task model into what users of
+the exported artifact get (probabilities and label ids, values, best answer spans).
+`atomic_directory` writes into a temporary sibling and moves it into place at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import tempfile
+from typing import Iterator
+
+from albert_tf.backend import keras, tf
+from albert_tf.checkpoints import (TASK_FILE, VOCAB_FILE, CheckpointError, TaskInfo,
+                                   load_config_from_dir, load_task_model, restore_weights)
+from albert_tf.config import AlbertConfig
+
+# Longest answer (in tokens) considered when decoding spans in-graph.
+MAX_ANSWER_LENGTH = 30
+
+
+class ExportError(ValueError):
+    """The model directory or the requested export is unusable; the message says why."""
+
+
+@dataclasses.dataclass
+class ExportSource:
+    """A model directory, loaded for export.
+
+    Attributes:
+      model_dir: where it came from.
+      config: its `AlbertConfig`.
+      task_info: its `TaskInfo` (``head="pretraining"`` for a pretrained model directory).
+      model: the Keras model (task model, pretrainer, or encoder) with its weights.
+      encoder: a Keras model over the *same* layers with outputs ``sequence_output`` and
+        ``pooled_output`` (no pooler in span models; no weight is duplicated).
+      vocab_file: the SentencePiece model the ids come from.
+      has_mlm: whether ``model`` is a pretrainer with ``mlm_logits``/``sop_logits``.
+    """
+
+    model_dir: str
+    config: AlbertConfig
+    task_info: TaskInfo
+    model: keras.Model
+    encoder: keras.Model
+    vocab_file: str
+    has_mlm: bool = False
+
+    @property
+    def labels(self) -> tuple[str, ...] | None:
+        return self.task_info.label_list
+
+    @property
+    def text_inputs(self) -> tuple[str, ...]:
+        """Names of the string inputs of the serving signature."""
+        if self.task_info.head == "span":
+            return ("question", "context")
+        return ("text_a", "text_b") if self.task_info.text_pair else ("text",)
+
+
+def find_vocab(model_dir: str, vocab_file: str | None = None) -> str:
+    """The vocabulary to tokenize with: ``vocab_file`` or ``<model_dir>/vocab.model``."""
+    path = vocab_file or os.path.join(model_dir, VOCAB_FILE)
+    if not os.path.isfile(path):
+        where = f"--vocab_file={vocab_file}" if vocab_file else f"{model_dir}/{VOCAB_FILE}"
+        raise ExportError(
+            f"no SentencePiece vocabulary at {where}: an exported model tokenizes raw text "
+            f"and ships its vocabulary, so the model directory must hold {VOCAB_FILE} "
+            "(save it with albert_tf.save_model_dir(..., vocab_file=...)) or pass "
+            "--vocab_file=PATH to the .model file the model was trained with.")
+    try:
+        from albert_tf.text.tokenizer import AlbertTokenizer
+        AlbertTokenizer(path)
+    except Exception as e:  # noqa: BLE001  (any parse error is a bad vocabulary)
+        raise ExportError(f"{path} is not a usable SentencePiece vocabulary: {e}") from e
+    return path
+
+
+def _encoder_view(model: keras.Model) -> keras.Model:
+    """A functional model over ``model``'s own layers returning the encoder outputs
+    (``sequence_output``, and ``pooled_output`` when the model has a pooler)."""
+    names = [layer.name for layer in model.layers]
+    if "pooler" in names:
+        pooler = model.get_layer("pooler")   # called once, on the final sequence output
+        outputs = {"sequence_output": pooler.input, "pooled_output": pooler.output}
+    else:                                    # e.g. span models: the last FFN call's output
+        last = [layer for layer in model.layers if layer.name.endswith("_ffn")][-1]
+        outputs = {"sequence_output": last.get_output_at(len(last.inbound_nodes) - 1)}
+    return keras.Model(model.inputs, outputs, name="encoder_view")
+
+
+def load_source(model_dir: str, vocab_file: str | None = None) -> ExportSource:
+    """Reads a model directory for export (a clear `ExportError` when it cannot be used)."""
+    if not os.path.isdir(model_dir):
+        raise ExportError(f"--model_dir={model_dir} is not a directory.")
+    vocab = find_vocab(model_dir, vocab_file)
+    try:
+        config = load_config_from_dir(model_dir)
+        has_mlm = False
+        if os.path.exists(os.path.join(model_dir, TASK_FILE)):
+            model, task_info = load_task_model(model_dir)
+            has_mlm = task_info.head == "pretraining"
+        else:
+            from albert_tf.models import build_pretrainer
+            from albert_tf.networks import build_encoder
+            reader = tf.train.load_checkpoint(os.path.join(model_dir, "weights"))
+            has_mlm = reader.has_tensor("mlm/output_bias")
+            model = build_pretrainer(config) if has_mlm else build_encoder(config)
+            restore_weights(model, model_dir)
+            task_info = TaskInfo(task="pretrained", head="pretraining")
+    except CheckpointError as e:
+        raise ExportError(str(e)) from e
+    if task_info.head not in ("classification", "regression", "span", "pretraining"):
+        raise ExportError(f"export supports classification, regression, span and pretrained "
+                          f"models; {model_dir} has head {task_info.head!r}.")
+    return ExportSource(model_dir=model_dir, config=config, task_info=task_info, model=model,
+                        encoder=_encoder_view(model), vocab_file=vocab, has_mlm=has_mlm)
+
+
+def best_spans(start_logits: tf.Tensor, end_logits: tf.Tensor, input_type_ids: tf.Tensor,
+               input_mask: tf.Tensor, input_word_ids: tf.Tensor, sep_id: int,
+               max_answer_length: int = MAX_ANSWER_LENGTH) -> dict[str, tf.Tensor]:
+    """Best ``start <= end < start + max_answer_length`` inside the context segment.
+
+    Returns ``start_index``, ``end_index`` (int32 token positions of the packed input) and
+    ``score`` (``start_logit + end_logit``) per row; ``-1`` indices when there is no context.
+    """
+    in_context = ((input_type_ids == 1) & (input_mask == 1)
+                  & tf.not_equal(input_word_ids, sep_id))                  # [B, S]
+    neg = tf.constant(-1e30, tf.float32)
+    start = tf.where(in_context, start_logits, neg)
+    end = tf.where(in_context, end_logits, neg)
+    seq = tf.shape(start)[1]
+    i = tf.range(seq)
+    band = (i[tf.newaxis, :] >= i[:, tf.newaxis]) & (
+        i[tf.newaxis, :] < i[:, tf.newaxis] + max_answer_length)           # [S, S] start x end
+    scores = start[:, :, tf.newaxis] + end[:, tf.newaxis, :]
+    scores = tf.where(band[tf.newaxis], scores, neg)
+    flat = tf.reshape(scores, [tf.shape(scores)[0], -1])
+    best = tf.cast(tf.argmax(flat, axis=-1), tf.int32)
+    score = tf.reduce_max(flat, axis=-1)
+    found = tf.reduce_any(in_context, axis=-1)
+    start_index = tf.where(found, best // seq, -1)
+    end_index = tf.where(found, best % seq, -1)
+    return {"start_index": start_index, "end_index": end_index,
+            "score": tf.where(found, score, tf.zeros_like(score))}
+
+
+def task_outputs(source: ExportSource, outputs: dict[str, tf.Tensor],
+                 features: dict[str, tf.Tensor], sep_id: int) -> dict[str, tf.Tensor]:
+    """The task outputs of a model call (tensors only; strings are added by the caller)."""
+    head = source.task_info.head
+    if head == "classification":
+        logits = tf.cast(outputs["logits"], tf.float32)
+        return {"probabilities": tf.nn.softmax(logits, axis=-1),
+                "label_id": tf.cast(tf.argmax(logits, axis=-1), tf.int32)}
+    if head == "regression":
+        return {"value": tf.reshape(tf.cast(outputs["value"], tf.float32), [-1])}
+    if head == "span":
+        spans = best_spans(outputs["start_logits"], outputs["end_logits"],
+                           features["input_type_ids"], features["input_mask"],
+                           features["input_word_ids"], sep_id)
+        return dict(spans, start_logits=outputs["start_logits"],
+                    end_logits=outputs["end_logits"])
+    return {"pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
+
+
+@contextlib.contextmanager
+def atomic_directory(final: str, overwrite: bool = False) -> Iterator[str]:
+    """Yields a temporary directory next to ``final``; on success it becomes ``final``.
+
+    The temporary name starts with a dot and is not a number, so neither TF Serving (which
+    loads numeric version directories) nor a file watcher ever sees a half-written export.
+    On any error the temporary directory is removed and ``final`` is left as it was.
+    """
+    final = os.path.abspath(final)
+    if os.path.exists(final) and not overwrite:
+        raise ExportError(f"{final} already exists; pass --overwrite to replace it.")
+    parent = os.path.dirname(final)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.tmp-", dir=parent)
+    try:
+        yield tmp
+        if os.path.exists(final):
+            old = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.old-", dir=parent)
+            os.replace(final, os.path.join(old, "x"))
+            os.replace(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

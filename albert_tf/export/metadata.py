@@ -1,0 +1,122 @@
+"""The files a mobile app needs next to a ``.tflite`` model (no TensorFlow import).
+
+A TFLite export directory::
+
+    model.tflite      the model
+    metadata.json     task, labels, tokenizer settings, special ids, signatures (input and
+                      output names, dtypes, static shapes), custom ops to register, op report
+    vocab.model       the SentencePiece vocabulary the ids come from
+    labels.txt        one label per line, in output order (classifiers)
+
+`write_metadata` writes them; `read_metadata` reads ``metadata.json`` back (for a model path
+or its directory) and checks the format version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any
+
+FORMAT = "albert-tf-tflite"
+FORMAT_VERSION = 1
+MODEL_FILE = "model.tflite"
+METADATA_FILE = "metadata.json"
+VOCAB_FILE = "vocab.model"
+LABELS_FILE = "labels.txt"
+# tensorflow_text.core.pybinds.tflite_registrar function registering each custom op.
+CUSTOM_OP_REGISTERERS = {"TFText>FastSentencepieceTokenize": "AddFastSentencepieceTokenize"}
+
+
+class MetadataError(ValueError):
+    """metadata.json is missing or not one this code can read."""
+
+
+def special_ids(vocab_file: str) -> dict[str, int]:
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=vocab_file)
+    return {name: int(sp.piece_to_id(piece)) for name, piece in
+            (("pad", "<pad>"), ("unk", "<unk>"), ("cls", "[CLS]"), ("sep", "[SEP]"),
+             ("mask", "[MASK]"))}
+
+
+def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
+                   quantization: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """metadata.json content for the model at ``model_path``."""
+    from albert_tf.export.analysis import op_report, signatures
+
+    sigs = signatures(model_path)
+    report = op_report(model_path)
+    for sig in sigs.values():
+        ids = sig["inputs"].get("input_word_ids")
+        if ids is not None and len(ids["shape"]) == 2:
+            sig["batch_size"], sig["seq_length"] = ids["shape"]
+        text = next((v for v in sig["inputs"].values() if v["dtype"] == "string"), None)
+        if text is not None:
+            sig["batch_size"] = text["shape"][0] if text["shape"] else 1
+    custom = report["custom_ops"]
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model_file": os.path.basename(model_path),
+        "task": task_info.get("task"),
+        "head": task_info.get("head"),
+        "labels": list(task_info["label_list"]) if task_info.get("label_list") else None,
+        "labels_file": LABELS_FILE if task_info.get("label_list") else None,
+        "text_pair": bool(task_info.get("text_pair", False)),
+        "max_seq_length": int(task_info.get("max_seq_length", 128)),
+        "tokenizer": {
+            "type": "sentencepiece",
+            "vocab_file": VOCAB_FILE,
+            "do_lower_case": bool(task_info.get("do_lower_case", True)),
+            "special_ids": special_ids(vocab_file),
+            "in_graph": any(v["dtype"] == "string" for s in sigs.values()
+                            for v in s["inputs"].values()),
+        },
+        "quantization": quantization,
+        "signatures": sigs,
+        "custom_ops": custom,
+        "custom_op_registerers": [CUSTOM_OP_REGISTERERS.get(c, c) for c in custom],
+        "ops": {"num_ops": report["num_ops"], "by_type": report["ops"],
+                "float_ops": report["float_ops"]},
+    }
+    if extra:
+        meta.update(extra)
+    return meta
+
+
+def write_metadata(directory: str, model_file: str, task_info: dict[str, Any],
+                   vocab_file: str, quantization: str,
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Writes metadata.json, vocab.model and labels.txt into ``directory`` (next to the model)."""
+    model_path = os.path.join(directory, model_file)
+    meta = build_metadata(model_path, task_info, vocab_file, quantization, extra)
+    target = os.path.join(directory, VOCAB_FILE)
+    if os.path.abspath(vocab_file) != os.path.abspath(target):
+        shutil.copyfile(vocab_file, target)
+    if meta["labels"]:
+        with open(os.path.join(directory, LABELS_FILE), "w", encoding="utf-8") as f:
+            f.write("".join(label + "\n" for label in meta["labels"]))
+    with open(os.path.join(directory, METADATA_FILE), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2, sort_keys=False)
+        f.write("\n")
+    return meta
+
+
+def metadata_path(model: str) -> str:
+    directory = model if os.path.isdir(model) else os.path.dirname(os.path.abspath(model))
+    return os.path.join(directory, METADATA_FILE)
+
+
+def read_metadata(model: str) -> dict[str, Any]:
+    """metadata.json for a model file or export directory."""
+    path = metadata_path(model)
+    if not os.path.exists(path):
+        raise MetadataError(f"no {METADATA_FILE} next to {model}; export with albert-tf-export "
+                            "or write it with `python -m tflite.metadata`.")
+    with open(path, encoding="utf-8") as f:
+        meta = json.load(f)
+    if meta.get("format") != FORMAT or meta.get("format_version", 0) > FORMAT_VERSION:
+        raise MetadataError(f"{path}: not an {FORMAT} v{FORMAT_VERSION} metadata file.")
+    return meta

@@ -1,0 +1,179 @@
+"""SavedModel export in the TF Serving layout, tokenizing raw UTF-8 text in-graph.
+
+    export_saved_model("runs/sst2", "serving")     # -> serving/sst2/1/
+
+Layout: ``<base>/<name>/<version>/`` with ``saved_model.pb``, ``variables/`` and ``assets/``
+(``vocab.model``, the SentencePiece model the tokenizer was built from, and ``labels.txt``
+for classifiers). Signatures:
+
+================  ==========================================  ===================================
+signature         inputs                                      outputs
+================  ==========================================  ===================================
+serving_default   ``text`` string [B] (``text_a``/``text_b``    classification: ``probabilities``
+                  for pair tasks, ``question``/``context``     float [B, C], ``label`` string [B],
+                  for span models)                             ``label_id`` int32 [B];
+                                                               regression: ``value`` float [B];
+                                                               span: ``answer`` string [B],
+                                                               ``start_index``/``end_index``
+                                                               int32 [B], ``score`` float [B];
+                                                               pretrained: ``pooled_output``
+tokenize          as serving_default                          ``input_word_ids``, ``input_mask``,
+                                                               ``input_type_ids`` int32 [B, S]
+encode            the three int32 [B, S] ids                  ``sequence_output`` [B, S, H],
+                                                               ``pooled_output`` [B, H]
+mlm (pretrained)  the three int32 [B, S] ids                  ``mlm_logits`` [B, S, V],
+                                                               ``sop_logits`` [B, 2]
+================  ==========================================  ===================================
+
+Text is tokenized exactly as ``AlbertTokenizer.pack`` (``AlbertTFTokenizer``), truncated to
+the model's ``max_seq_length``; invalid UTF-8 is decoded with U+FFFD, so any byte string gets
+an answer. Loading needs ``import tensorflow_text`` (for its ops) and nothing of albert_tf.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+
+from albert_tf.backend import tf
+from albert_tf.export.common import (ExportError, ExportSource, atomic_directory, load_source,
+                                     task_outputs)
+from albert_tf.networks import INPUT_NAMES
+
+
+class ServingModule(tf.Module):
+    """The tf.Module saved as the SavedModel; its functions are the signatures."""
+
+    def __init__(self, source: ExportSource, labels_file: str | None = None):
+        super().__init__(name="albert_serving")
+        from albert_tf.text.tf_tokenizer import AlbertTFTokenizer
+
+        info = source.task_info
+        self.source = source
+        self.model = source.model
+        self.encoder = source.encoder
+        self.tokenizer = AlbertTFTokenizer(source.vocab_file, do_lower_case=info.do_lower_case,
+                                           fast=False, max_seq_length=info.max_seq_length)
+        self.vocab_asset = tf.saved_model.Asset(source.vocab_file)
+        self.labels_asset = tf.saved_model.Asset(labels_file) if labels_file else None
+        if info.head == "span":
+            import tensorflow_text as tf_text
+            self.detokenizer = tf_text.SentencepieceTokenizer(
+                open(source.vocab_file, "rb").read())
+        self._label_names = tf.constant(list(info.label_list)) if info.label_list else None
+
+    # -- building blocks ---------------------------------------------------------------
+
+    def _features(self, texts: list[tf.Tensor]) -> dict[str, tf.Tensor]:
+        text_a = tf.reshape(texts[0], [-1])
+        text_b = tf.reshape(texts[1], [-1]) if len(texts) > 1 else None
+        return self.tokenizer(text_a, text_b)
+
+    def _answer(self, features, start_index, end_index) -> tf.Tensor:
+        positions = tf.ragged.range(tf.maximum(start_index, 0),
+                                    tf.where(start_index >= 0, end_index + 1, 0))
+        ids = tf.gather(features["input_word_ids"], positions, batch_dims=1)
+        return self.detokenizer.detokenize(ids)
+
+    def serve(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
+        features = self._features(list(texts))
+        outputs = self.model(features, training=False)
+        result = task_outputs(self.source, outputs, features, self.tokenizer.sep_id)
+        head = self.source.task_info.head
+        if head == "classification":
+            result["label"] = tf.gather(self._label_names, result["label_id"])
+        elif head == "span":
+            result["answer"] = self._answer(features, result["start_index"],
+                                            result["end_index"])
+        return result
+
+    def tokenize(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
+        return self._features(list(texts))
+
+    def encode(self, input_word_ids, input_mask, input_type_ids) -> dict[str, tf.Tensor]:
+        features = {"input_word_ids": input_word_ids, "input_mask": input_mask,
+                    "input_type_ids": input_type_ids}
+        return {k: tf.cast(v, tf.float32)
+                for k, v in self.encoder(features, training=False).items()}
+
+    def mlm(self, input_word_ids, input_mask, input_type_ids) -> dict[str, tf.Tensor]:
+        features = {"input_word_ids": input_word_ids, "input_mask": input_mask,
+                    "input_type_ids": input_type_ids}
+        outputs = self.model(features, training=False)
+        return {"mlm_logits": tf.cast(outputs["mlm_logits"], tf.float32),
+                "sop_logits": tf.cast(outputs["sop_logits"], tf.float32)}
+
+    # -- signatures --------------------------------------------------------------------
+
+    def signatures(self) -> dict[str, tf.types.experimental.ConcreteFunction]:
+        text_specs = [tf.TensorSpec([None], tf.string, name=n) for n in self.source.text_inputs]
+        id_specs = [tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES]
+
+        def named(fn, name, specs):
+            fn.__name__ = name
+            return tf.function(fn, input_signature=specs).get_concrete_function()
+
+        if len(text_specs) == 1:
+            def serve(text):
+                return self.serve(text)
+
+            def tokenize(text):
+                return self.tokenize(text)
+        else:
+            def serve(a, b):
+                return self.serve(a, b)
+
+            def tokenize(a, b):
+                return self.tokenize(a, b)
+
+        def encode(input_word_ids, input_mask, input_type_ids):
+            return self.encode(input_word_ids, input_mask, input_type_ids)
+
+        def mlm(input_word_ids, input_mask, input_type_ids):
+            return self.mlm(input_word_ids, input_mask, input_type_ids)
+
+        result = {"serving_default": named(serve, "serving_default", text_specs),
+                  "tokenize": named(tokenize, "tokenize", text_specs),
+                  "encode": named(encode, "encode", id_specs)}
+        if self.source.has_mlm:
+            result["mlm"] = named(mlm, "mlm", id_specs)
+        return result
+
+
+def next_version(model_base: str) -> int:
+    """One more than the highest numeric version directory under ``model_base`` (or 1)."""
+    if not os.path.isdir(model_base):
+        return 1
+    versions = [int(d) for d in os.listdir(model_base) if re.fullmatch(r"\d+", d)]
+    return max(versions, default=0) + 1
+
+
+def export_saved_model(model_dir: str, output: str, name: str | None = None,
+                       version: int | None = None, overwrite: bool = False,
+                       vocab_file: str | None = None,
+                       source: ExportSource | None = None) -> str:
+    """Exports ``model_dir`` to ``<output>/<name>/<version>/``; returns that path.
+
+    ``name`` defaults to the task name (``pretrained`` for a pretrained model directory),
+    ``version`` to one more than the highest existing version. The SavedModel is written to
+    a temporary directory next to the version directory and renamed at the end.
+    """
+    source = source or load_source(model_dir, vocab_file)
+    name = name or source.task_info.task
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+        raise ExportError(f"--name={name!r}: use letters, digits, '_', '-' or '.'.")
+    base = os.path.join(output, name)
+    version = next_version(base) if version is None else int(version)
+    if version < 0:
+        raise ExportError(f"--version must be >= 0, got {version}.")
+    final = os.path.join(base, str(version))
+    with atomic_directory(final, overwrite) as tmp, tempfile.TemporaryDirectory() as scratch:
+        labels_file = None
+        if source.labels:
+            labels_file = os.path.join(scratch, "labels.txt")
+            with open(labels_file, "w", encoding="utf-8") as f:
+                f.write("".join(label + "\n" for label in source.labels))
+        module = ServingModule(source, labels_file)
+        tf.saved_model.save(module, tmp, signatures=module.signatures())
+    return final

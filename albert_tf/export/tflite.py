@@ -1,0 +1,387 @@
+"""TFLite export: static ``[batch, seq]`` signatures, quantization, optional in-graph tokenizer.
+
+    export_tflite("runs/sst2", "edge/sst2_int8", quantization="int8", seq_lengths=(64, 128))
+
+Every signature is a concrete function with static int32 ``[batch, seq]`` inputs
+(``input_word_ids``, ``input_mask``, ``input_type_ids``), so the converted graph has no
+shape ops. With several ``seq_lengths`` (buckets) the model holds one signature
+``seq_<n>`` per bucket over the same weights. ``with_tokenizer=True`` instead builds the
+signatures ``serving_default`` (string ``text`` [batch] -> task outputs) and ``tokenize``
+(string -> the three ids) around `LiteTokenizer` (custom op ``FastSentencepieceTokenize``:
+register it with tensorflow-text's ``tflite_registrar``).
+
+Quantization (``quantization=``):
+
+=========  ==============================================================================
+none       float32
+float16    float16 weights (dequantized at load; XNNPACK computes in float32)
+dynamic    int8 weights, float activations quantized on the fly (dynamic range)
+int8       int8 weights and activations, calibrated on real task text; int32 ids in,
+           float outputs; only TFLite builtins. ``int8_float_ops="xnnpack"`` (default)
+           keeps the ops XNNPACK cannot run in int8 in float (`XNNPACK_FLOAT_OPS`), so the
+           whole graph runs in XNNPACK; ``"none"`` makes every op integer (for
+           integer-only accelerators; slower on CPUs). The report lists float ops.
+int16x8    int16 activations, int8 weights (more accurate, slower kernels; for comparison)
+qat        a quantization-aware trained Keras model (`load_qat_model`) converted to int8 with
+           its learned ranges (task text calibrates the tensors QAT leaves uncovered)
+=========  ==============================================================================
+
+The export directory holds ``model.tflite`` and the metadata files of
+`albert_tf.export.metadata`; it is written to a temporary directory and moved into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from albert_tf.backend import keras, tf
+from albert_tf.export.common import (ExportError, ExportSource, atomic_directory, load_source,
+                                     task_outputs)
+from albert_tf.networks import INPUT_NAMES
+
+QUANTIZATIONS = ("none", "float16", "dynamic", "int8", "int16x8", "qat")
+
+# Ops kept in float by ``int8_float_ops="xnnpack"``: every op but the FULLY_CONNECTED
+# layers (and the data-movement ops), because XNNPACK, the CPU backend of LiteRT, has no
+# signed-int8 kernel for them (SQUARED_DIFFERENCE, RSQRT, SOFTMAX, GELU), or none for the
+# scales/zero points calibration gives them (BATCH_MATMUL with an asymmetric second
+# operand, the LayerNorm epsilon ADD and SUB): in a pure int8 model they fall back to the
+# slow builtin int8 kernels and cut the graph into ~100 delegate partitions, which made full
+# int8 slower than float. See benchmarks/export/README.md for the op-by-op measurements.
+XNNPACK_FLOAT_OPS = ("ADD", "SUB", "MUL", "MEAN", "SQUARED_DIFFERENCE", "RSQRT", "SOFTMAX",
+                     "GELU", "BATCH_MATMUL", "TANH", "ARG_MAX")
+INT8_FLOAT_OPS_PRESETS = {"none": (), "xnnpack": XNNPACK_FLOAT_OPS}
+QAT_DIR = "qat"
+DEFAULT_CALIBRATION_SIZE = 256
+
+_QAT_LOADERS: list[Callable[[str], keras.Model | None]] = []
+
+
+# ----------------------------------------------------------------------------------------
+# Quantization-aware models.
+
+
+def register_qat_loader(loader: Callable[[str], keras.Model | None]) -> None:
+    """Adds ``loader(model_dir) -> keras.Model | None`` to the QAT model lookup (first wins)."""
+    _QAT_LOADERS.insert(0, loader)
+
+
+def load_qat_model(model_dir: str, qat_model_dir: str | None = None) -> keras.Model:
+    """The quantization-aware Keras model for ``model_dir``.
+
+    Looked up in order: loaders added with `register_qat_loader`;
+    ``albert_tf.compression.qat.load_qat_model(model_dir)`` when that module exists; a
+    Keras SavedModel of the TF-MOT quantize-wrapped model at ``qat_model_dir`` or
+    ``<model_dir>/qat``. Its outputs must be those of the float task model (``logits``,
+    ``value``, ...); it converts through the same path as the float model.
+    """
+    for loader in list(_QAT_LOADERS):
+        model = loader(model_dir)
+        if model is not None:
+            return model
+    if qat_model_dir is None:
+        try:
+            from albert_tf.compression import qat as compression_qat  # type: ignore
+        except ImportError:
+            compression_qat = None
+        loader = getattr(compression_qat, "load_qat_model", None)
+        if loader is not None:
+            model = loader(model_dir)
+            if model is not None:
+                return model
+    path = qat_model_dir or os.path.join(model_dir, QAT_DIR)
+    if not os.path.exists(path):
+        raise ExportError(
+            f"--quantization=qat needs a quantization-aware trained model and none was found: "
+            f"no {path} (a Keras SavedModel of the TF-MOT quantize-wrapped task model) and no "
+            "albert_tf.compression.qat.load_qat_model. Train one with the compression tools "
+            "(quantization-aware training), or use --quantization=int8 for post-training "
+            "full-integer quantization.")
+    import tensorflow_model_optimization as tfmot
+
+    import albert_tf.layers  # noqa: F401  (registers the custom layers)
+    scope = tfmot.quantization.keras.quantize_scope
+    try:   # the compression tools' quantizers and QuantizeConfigs, when present
+        from albert_tf.compression.qat import quantize_scope as scope  # type: ignore # noqa
+    except ImportError:
+        pass
+    with scope():
+        return keras.models.load_model(path, compile=False)
+
+
+# ----------------------------------------------------------------------------------------
+# Calibration text.
+
+
+def _read_tsv_texts(path: str) -> list[tuple[str, str | None]]:
+    import csv
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    if not rows:
+        raise ExportError(f"calibration file {path} is empty.")
+    header = [h.strip().lower() for h in rows[0]]
+    for a, b in (("sentence", None), ("sentence1", "sentence2"), ("text_a", "text_b"),
+                 ("question", "context"), ("text", None)):
+        if a in header:
+            ia, ib = header.index(a), header.index(b) if b in header else None
+            return [(r[ia], r[ib] if ib is not None else None) for r in rows[1:] if len(r) > ia]
+    return [(r[0], None) for r in rows if r and r[0].strip()]
+
+
+def calibration_texts(source: ExportSource, calibration_file: str | None = None,
+                      data_dir: str | None = None,
+                      num: int = DEFAULT_CALIBRATION_SIZE) -> list[tuple[str, str | None]]:
+    """``num`` (text_a, text_b) pairs of real text from the task's *train* split.
+
+    ``calibration_file`` (a TSV with a ``sentence``/``sentence1``+``sentence2`` header, or
+    one text per line) wins; otherwise `albert_tf.data.tasks.load_task` reads the task of
+    ``task.json`` from ``data_dir`` (default ``../shared/data``). Dev and test splits are
+    never used, so calibration does not see the data the export is scored on.
+    """
+    if calibration_file:
+        texts = _read_tsv_texts(calibration_file)
+    else:
+        data_dir = data_dir or os.environ.get("ALBERT_TF_DATA", os.path.join("..", "shared",
+                                                                               "data"))
+        try:
+            from albert_tf.data.tasks import load_task  # type: ignore
+        except ImportError as e:
+            raise ExportError("int8 calibration needs task text: pass --calibration_file "
+                              "(the task's train TSV); albert_tf.data is not available "
+                              f"({e}).") from e
+        task = None
+        errors = []
+        for root in (data_dir, os.path.join(data_dir, "glue")):
+            try:
+                task = load_task(source.task_info.task, root)
+                break
+            except Exception as e:  # noqa: BLE001
+                errors.append(str(e))
+        if task is None:
+            raise ExportError(f"cannot load task {source.task_info.task!r} from {data_dir} for "
+                              f"int8 calibration ({errors[0]}); pass --calibration_file.")
+        texts = [(ex.text_a, getattr(ex, "text_b", None)) for ex in task.train]
+    if not texts:
+        raise ExportError("no calibration text found.")
+    rng = random.Random(1234)
+    rng.shuffle(texts)
+    return texts[:num]
+
+
+def representative_dataset(texts: Sequence[tuple[str, str | None]], vocab_file: str,
+                           do_lower_case: bool, seq_lengths: Sequence[int], batch_size: int,
+                           signature_keys: Sequence[str]):
+    """A ``representative_dataset`` callable: ``(signature_key, inputs)`` samples packed
+    with the Python tokenizer, the texts spread over the signatures (buckets)."""
+    from albert_tf.text.tokenizer import AlbertTokenizer
+    tok = AlbertTokenizer(vocab_file, do_lower_case=do_lower_case)
+    encoded = [(tok.encode(a), tok.encode(b) if b is not None else None) for a, b in texts]
+
+    def gen():
+        from albert_tf.text.packing import pack_ids
+        n = len(signature_keys)
+        for k, (key, seq) in enumerate(zip(signature_keys, seq_lengths)):
+            share = encoded[k::n] if len(encoded) >= 4 * n else encoded
+            for start in range(0, len(share) - batch_size + 1, batch_size):
+                rows = [pack_ids(a, b, seq, tok.cls_id, tok.sep_id, tok.pad_id)
+                        for a, b in share[start:start + batch_size]]
+                sample = {name: np.array([r[name] for r in rows], np.int32)
+                          for name in INPUT_NAMES}
+                yield (key, sample) if n > 1 else sample
+
+    return gen
+
+
+# ----------------------------------------------------------------------------------------
+# Conversion.
+
+
+class _Holder(tf.Module):
+    """Keeps the model's variables reachable for the converter."""
+
+
+def _id_outputs(source: ExportSource, model: keras.Model):
+    sep_id = None
+    if source.task_info.head == "span":
+        from albert_tf.text.tokenizer import AlbertTokenizer
+        sep_id = AlbertTokenizer(source.vocab_file).sep_id
+
+    def outputs(features):
+        raw = model(features, training=False)
+        if source.task_info.head == "pretraining":
+            encoded = source.encoder(features, training=False)
+            return {k: tf.cast(v, tf.float32) for k, v in encoded.items()}
+        result = task_outputs(source, raw, features, sep_id)
+        if source.task_info.head == "span":   # spans are decoded by the runner
+            result = {k: result[k] for k in ("start_logits", "end_logits")}
+        return result
+
+    return outputs
+
+
+def concrete_functions(source: ExportSource, model: keras.Model, seq_lengths: Sequence[int],
+                       batch_size: int, with_tokenizer: bool = False):
+    """(holder module, concrete functions) to convert.
+
+    Signature keys are the function names (``seq_<n>`` per bucket), except that the
+    converter names a model's only signature ``serving_default``.
+    """
+    holder = _Holder()
+    holder.model = model
+    outputs = _id_outputs(source, model)
+    functions = []
+    if with_tokenizer:
+        from albert_tf.export.lite_tokenizer import LiteTokenizer
+        info = source.task_info
+        holder.tokenizer = LiteTokenizer(source.vocab_file, info.do_lower_case,
+                                         max_seq_length=seq_lengths[0])
+        text_specs = [tf.TensorSpec([batch_size], tf.string, name=n) for n in source.text_inputs]
+
+        def serving_default(*texts):
+            features = holder.tokenizer(*texts)
+            return outputs(features)
+
+        def tokenize(*texts):
+            return holder.tokenizer(*texts)
+
+        for fn in (serving_default, tokenize):
+            functions.append(tf.function(fn, autograph=False).get_concrete_function(*text_specs))
+        return holder, functions
+    for seq in seq_lengths:
+        specs = [tf.TensorSpec([batch_size, seq], tf.int32, name=n) for n in INPUT_NAMES]
+
+        def bucket(input_word_ids, input_mask, input_type_ids):
+            return outputs({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                            "input_type_ids": input_type_ids})
+
+        bucket.__name__ = f"seq_{seq}"
+        functions.append(tf.function(bucket, autograph=False).get_concrete_function(*specs))
+    return holder, functions
+
+
+def convert(source: ExportSource, quantization: str = "none",
+            seq_lengths: Sequence[int] | None = None, batch_size: int = 1,
+            with_tokenizer: bool = False,
+            calibration: Sequence[tuple[str, str | None]] | None = None,
+            qat_model: keras.Model | None = None, strict_int8: bool = False,
+            int8_float_ops: str | Sequence[str] = "xnnpack") -> bytes:
+    """The ``.tflite`` bytes of ``source`` (see the module docstring for the options)."""
+    if quantization not in QUANTIZATIONS:
+        raise ExportError(f"--quantization={quantization!r}: use one of {QUANTIZATIONS}.")
+    seq_lengths = sorted({int(s) for s in (seq_lengths or [source.task_info.max_seq_length])})
+    max_pos = source.config.max_position_embeddings
+    if seq_lengths[0] < 3 or seq_lengths[-1] > max_pos:
+        raise ExportError(f"--seq_lengths={seq_lengths}: each must be in [3, {max_pos}] "
+                          "(max_position_embeddings).")
+    if batch_size < 1:
+        raise ExportError(f"--batch_size must be >= 1, got {batch_size}.")
+    if with_tokenizer and len(seq_lengths) > 1:
+        raise ExportError("--with_tokenizer builds one sequence length; pass one --seq_lengths.")
+    if with_tokenizer and quantization in ("int8", "int16x8"):
+        raise ExportError(f"--with_tokenizer with --quantization={quantization}: calibration "
+                          "runs the ids signatures; export the int8 model without the "
+                          "tokenizer and tokenize in the app (see tflite/README.md).")
+    model = source.model
+    if quantization == "qat":
+        if qat_model is None:
+            raise ExportError("--quantization=qat: no QAT model given (see load_qat_model).")
+        model = qat_model
+    holder, functions = concrete_functions(source, model, seq_lengths, batch_size,
+                                           with_tokenizer)
+    converter = tf.lite.TFLiteConverter.from_concrete_functions(functions, holder)
+    if with_tokenizer:
+        converter.allow_custom_ops = True
+    if quantization == "float16":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_types = [tf.float16]
+    elif quantization == "dynamic" or (quantization == "qat" and not calibration):
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    elif quantization in ("int8", "int16x8", "qat"):
+        if not calibration:
+            raise ExportError(f"--quantization={quantization} needs calibration text.")
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.representative_dataset = representative_dataset(
+            calibration, source.vocab_file, source.task_info.do_lower_case, seq_lengths,
+            batch_size, [f"seq_{s}" for s in seq_lengths])
+        if quantization in ("int8", "qat"):
+            ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        else:
+            ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
+        converter.target_spec.supported_ops = ops if strict_int8 else ops + [
+            tf.lite.OpsSet.TFLITE_BUILTINS]
+    denylist: Sequence[str] = ()
+    if quantization == "int8":
+        if isinstance(int8_float_ops, str):
+            if int8_float_ops not in INT8_FLOAT_OPS_PRESETS:
+                raise ExportError(f"--int8_float_ops={int8_float_ops!r}: use one of "
+                                  f"{sorted(INT8_FLOAT_OPS_PRESETS)} or a list of op names.")
+            denylist = INT8_FLOAT_OPS_PRESETS[int8_float_ops]
+        else:
+            denylist = tuple(op.upper() for op in int8_float_ops)
+        if denylist and strict_int8:
+            raise ExportError("--strict_int8 forbids float ops: pass --int8_float_ops=none.")
+    try:
+        if denylist:
+            debugger = tf.lite.experimental.QuantizationDebugger(
+                converter=converter, debug_dataset=converter.representative_dataset,
+                debug_options=tf.lite.experimental.QuantizationDebugOptions(
+                    denylisted_ops=list(denylist)))
+            return debugger.get_nondebug_quantized_model()
+        return converter.convert()
+    except Exception as e:  # noqa: BLE001  (converter errors are long; keep the cause)
+        raise ExportError(f"TFLite conversion ({quantization}) failed: {e}") from e
+
+
+def export_tflite(model_dir: str, output: str, quantization: str = "none",
+                  seq_lengths: Iterable[int] | None = None, batch_size: int = 1,
+                  with_tokenizer: bool = False, overwrite: bool = False,
+                  vocab_file: str | None = None, calibration_file: str | None = None,
+                  data_dir: str | None = None,
+                  num_calibration: int = DEFAULT_CALIBRATION_SIZE,
+                  qat_model_dir: str | None = None, strict_int8: bool = False,
+                  int8_float_ops: str | Sequence[str] = "xnnpack",
+                  source: ExportSource | None = None) -> str:
+    """Converts ``model_dir`` and writes the export directory ``output``; returns it.
+
+    ``output`` receives ``model.tflite``, ``metadata.json`` (with the op report: which ops
+    compute in float), ``vocab.model`` and ``labels.txt``.
+    """
+    from albert_tf.export import analysis, metadata
+
+    source = source or load_source(model_dir, vocab_file)
+    if os.path.exists(output) and not overwrite:
+        raise ExportError(f"{output} already exists; pass --overwrite to replace it.")
+    calibration = None
+    if quantization in ("int8", "int16x8"):
+        calibration = calibration_texts(source, calibration_file, data_dir, num_calibration)
+    elif quantization == "qat":   # ranges of tensors QAT does not fake-quantize
+        try:
+            calibration = calibration_texts(source, calibration_file, data_dir,
+                                            num_calibration)
+        except ExportError:
+            calibration = None
+    qat_model = load_qat_model(model_dir, qat_model_dir) if quantization == "qat" else None
+    content = convert(source, quantization, list(seq_lengths) if seq_lengths else None,
+                      batch_size, with_tokenizer, calibration, qat_model, strict_int8,
+                      int8_float_ops)
+    report = analysis.op_report(content)
+    with atomic_directory(output, overwrite) as tmp:
+        with open(os.path.join(tmp, metadata.MODEL_FILE), "wb") as f:
+            f.write(content)
+        info = json.loads(json.dumps(source.task_info.__dict__))
+        extra = {"text_inputs": list(source.text_inputs)}
+        if quantization in ("int8", "qat"):
+            extra["integer_only"] = analysis.integer_only(report)
+        if calibration:
+            extra["calibration_examples"] = len(calibration)
+        if quantization == "int8":
+            extra["int8_float_ops"] = (int8_float_ops if isinstance(int8_float_ops, str)
+                                       else list(int8_float_ops))
+        metadata.write_metadata(tmp, metadata.MODEL_FILE, info, source.vocab_file,
+                                quantization, extra)
+    return output

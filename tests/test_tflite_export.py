@@ -1,0 +1,190 @@
+"""TFLite export and the edge tools: buckets, quantization, op report, metadata, runner,
+evaluator, benchmark, QAT hook, CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
+SEQ = 32
+TEXTS = ["a gorgeous , witty film .", "", "dull " * 3, "an overlong , " * 12 + "mess"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    import albert_tf
+    from albert_tf.checkpoints import TaskInfo
+    path = str(tmp_path_factory.mktemp("tflite") / "sst2_model")
+    config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
+    model = albert_tf.build_classifier(config, 2)
+    albert_tf.save_model_dir(model, path, task_info=TaskInfo("sst2", "classification",
+                                                             ("0", "1"), SEQ),
+                             vocab_file=VOCAB)
+    return path
+
+
+@pytest.fixture(scope="module")
+def source(model_dir):
+    from albert_tf.export.common import load_source
+    return load_source(model_dir)
+
+
+def keras_probs(source, texts, seq=SEQ):
+    from albert_tf.backend import tf
+    from albert_tf.text.tokenizer import AlbertTokenizer
+    tok = AlbertTokenizer(VOCAB)
+    rows = [tok.pack(t, max_seq_length=seq) for t in texts]
+    feats = {k: tf.constant([r[k] for r in rows]) for k in rows[0]}
+    return tf.nn.softmax(source.model(feats)["logits"]).numpy()
+
+
+@pytest.fixture(scope="module")
+def float_export(model_dir, source, tmp_path_factory):
+    from albert_tf.export.tflite import export_tflite
+    out = str(tmp_path_factory.mktemp("edge") / "float")
+    export_tflite(model_dir, out, seq_lengths=[16, SEQ], batch_size=2, source=source)
+    return out
+
+
+def test_float_export_buckets_metadata_and_runner(float_export, source):
+    from tflite.runner import TFLiteRunner
+    files = sorted(os.listdir(float_export))
+    assert files == ["labels.txt", "metadata.json", "model.tflite", "vocab.model"]
+    with open(os.path.join(float_export, "metadata.json")) as f:
+        meta = json.load(f)
+    assert sorted(meta["signatures"]) == ["seq_16", "seq_32"]
+    for key, seq in (("seq_16", 16), ("seq_32", 32)):
+        sig = meta["signatures"][key]
+        assert sig["seq_length"] == seq and sig["batch_size"] == 2
+        assert sig["inputs"] == {n: {"dtype": "int32", "shape": [2, seq]} for n in
+                                 ("input_mask", "input_type_ids", "input_word_ids")}
+        assert sig["outputs"]["probabilities"] == {"dtype": "float32", "shape": [2, 2]}
+    assert meta["labels"] == ["0", "1"] and meta["tokenizer"]["special_ids"]["cls"] == 2
+    assert meta["custom_ops"] == [] and "SHAPE" not in meta["ops"]["by_type"]
+    runner = TFLiteRunner(float_export)
+    assert runner.bucket_for(10) == (16, "seq_16") and runner.bucket_for(99) == (32, "seq_32")
+    preds = runner.predict(TEXTS)
+    probs = np.array([p["probabilities"] for p in preds])
+    # Rows that fit in 16 ids ran in the seq_16 bucket: padding does not change the result.
+    np.testing.assert_allclose(probs, keras_probs(source, TEXTS), atol=1e-5)
+    assert [p["label"] for p in preds] == [str(i) for i in probs.argmax(-1)]
+
+
+@pytest.mark.parametrize("preset", ["xnnpack", "none"])
+def test_int8_calibrated_on_task_text_and_op_report(model_dir, source, tmp_path, preset,
+                                                    data_dir):
+    from albert_tf.export.tflite import XNNPACK_FLOAT_OPS, export_tflite
+    from tflite.runner import TFLiteRunner
+    out = str(tmp_path / preset)
+    export_tflite(model_dir, out, quantization="int8", int8_float_ops=preset,
+                  data_dir=data_dir, num_calibration=8, source=source)
+    with open(os.path.join(out, "metadata.json")) as f:
+        meta = json.load(f)
+    assert meta["calibration_examples"] == 8 and meta["int8_float_ops"] == preset
+    by_type = meta["ops"]["by_type"]
+    assert set(by_type["FULLY_CONNECTED"]) == {"INT8"}
+    if preset == "none":
+        assert meta["integer_only"] is True
+        assert set(meta["ops"]["float_ops"]) <= {"QUANTIZE", "DEQUANTIZE", "CAST"}
+        assert set(by_type["SOFTMAX"]) == {"INT8"} and set(by_type["GELU"]) == {"INT8"}
+    else:
+        assert meta["integer_only"] is False
+        assert set(meta["ops"]["float_ops"]) - {"QUANTIZE", "DEQUANTIZE", "CAST"} <= set(
+            XNNPACK_FLOAT_OPS)
+        assert set(by_type["SOFTMAX"]) == {"FLOAT32"}
+    probs = np.array([p["probabilities"] for p in TFLiteRunner(out).predict(TEXTS)])
+    assert np.max(np.abs(probs - keras_probs(source, TEXTS))) < 0.05
+
+
+def test_float16_and_dynamic_are_smaller(model_dir, source, float_export, tmp_path):
+    from albert_tf.export.tflite import export_tflite
+    from tflite.runner import TFLiteRunner
+    size = os.path.getsize(os.path.join(float_export, "model.tflite"))
+    for q in ("float16", "dynamic"):
+        out = str(tmp_path / q)
+        export_tflite(model_dir, out, quantization=q, source=source)
+        assert os.path.getsize(os.path.join(out, "model.tflite")) < 0.75 * size
+        probs = np.array([p["probabilities"] for p in TFLiteRunner(out).predict(TEXTS)])
+        assert np.max(np.abs(probs - keras_probs(source, TEXTS))) < 0.02
+
+
+def test_qat_needs_a_model_and_converts_through_the_same_path(model_dir, source, tmp_path):
+    from albert_tf.export import ExportError
+    from albert_tf.export import tflite as export_tflite_module
+    with pytest.raises(ExportError, match="quantization-aware"):
+        export_tflite_module.export_tflite(model_dir, str(tmp_path / "qat"),
+                                           quantization="qat", source=source)
+    assert not os.path.exists(tmp_path / "qat")
+    # A registered loader supplies the (here: stand-in) QAT Keras model.
+    export_tflite_module.register_qat_loader(lambda d: source.model if d == model_dir else None)
+    try:
+        out = export_tflite_module.export_tflite(model_dir, str(tmp_path / "qat"),
+                                                 quantization="qat", source=source)
+    finally:
+        export_tflite_module._QAT_LOADERS.clear()
+    with open(os.path.join(out, "metadata.json")) as f:
+        assert json.load(f)["quantization"] == "qat"
+
+
+def test_bad_requests_are_clear_errors(model_dir, source, tmp_path):
+    from albert_tf.export import ExportError
+    from albert_tf.export.tflite import export_tflite
+    with pytest.raises(ExportError, match="seq_lengths"):
+        export_tflite(model_dir, str(tmp_path / "a"), seq_lengths=[1024], source=source)
+    with pytest.raises(ExportError, match="quantization"):
+        export_tflite(model_dir, str(tmp_path / "b"), quantization="int4", source=source)
+    with pytest.raises(ExportError, match="already exists"):
+        os.makedirs(tmp_path / "c")
+        export_tflite(model_dir, str(tmp_path / "c"), source=source)
+
+
+def test_evaluator_benchmark_and_metadata_tools(float_export, model_dir, data_dir, tmp_path):
+    from tflite import benchmark, evaluate, metadata
+    from tflite.runner import TFLiteRunner
+    result = evaluate.evaluate(float_export, "sst2", data_dir, limit=20)
+    assert result["examples"] == 20 and 0.0 <= result["accuracy"] <= 1.0
+    rows = benchmark.benchmark(float_export, num_threads=1, runs=3, warmup=1)
+    assert [(r["signature"], r["seq_length"], r["batch_size"]) for r in rows] == [
+        ("seq_16", 16, 2), ("seq_32", 32, 2)]
+    assert all(r["median_ms"] > 0 and r["sequences_per_s"] > 0 for r in rows)
+    # Metadata for a .tflite converted elsewhere, written next to it.
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    with open(os.path.join(float_export, "model.tflite"), "rb") as f:
+        (other / "custom.tflite").write_bytes(f.read())
+    assert metadata.main(["--model", str(other / "custom.tflite"), "--model_dir", model_dir,
+                          "--quantization", "none"]) == 0
+    assert sorted(os.listdir(other)) == ["custom.tflite", "labels.txt", "metadata.json",
+                                         "vocab.model"]
+    assert TFLiteRunner(str(other / "custom.tflite")).predict(["fine"])[0]["label"] in ("0", "1")
+
+
+def test_export_and_runner_cli(model_dir, tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = str(tmp_path / "cli")
+    proc = subprocess.run([sys.executable, "-m", "albert_tf.bin.export", f"--model_dir={model_dir}",
+                           "--format=tflite", f"--output={out}", "--quantization=dynamic",
+                           "--seq_lengths=16"], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "signature serving_default" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "tflite.runner", f"--model={out}",
+                           "--text=a gorgeous film", "--text="], capture_output=True,
+                          text=True, env=env, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [x["text"] for x in lines] == ["a gorgeous film", ""]
+    assert all(x["label"] in ("0", "1") for x in lines)
+    bad = subprocess.run([sys.executable, "-m", "albert_tf.bin.export",
+                          f"--model_dir={tmp_path}", "--format=tflite",
+                          f"--output={tmp_path / 'x'}"], capture_output=True, text=True,
+                         env=env, timeout=300, cwd=ROOT)
+    assert bad.returncode == 1 and "vocab.model" in bad.stderr

@@ -1,0 +1,116 @@
+"""Latency and throughput of an exported ``.tflite`` per signature (sequence-length bucket).
+
+    python -m tflite.benchmark --model=edge/sst2_int8 --threads=2 [--runs=50] [--json=out.json]
+    python -m tflite.benchmark --model=a/model.tflite --model=b/model.tflite --no_xnnpack
+
+Each signature gets full-length inputs (every position a real token: the worst case of
+its bucket; attention cost does not depend on the mask), ``--warmup`` untimed runs, then
+``--runs`` timed invocations. Reports median / p90 / min latency in ms and throughput in
+sequences per second (batch size / median latency). Models with the tokenizer inside are
+fed a sentence of about the bucket's length.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Iterable
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from albert_tf.export.metadata import read_metadata  # noqa: E402
+from tflite.runner import make_interpreter, model_file  # noqa: E402
+
+SAMPLE_WORDS = ("the film is a quietly moving portrait of a family , and its actors make "
+                "every scene feel honest and alive").split()
+
+
+def _inputs(sig: dict[str, Any], vocab_size: int, rng: np.random.RandomState) -> dict:
+    feed = {}
+    for name, spec in sig["inputs"].items():
+        shape = spec["shape"]
+        if spec["dtype"] == "string":
+            words = (SAMPLE_WORDS * 64)[: max(1, int(sig.get("seq_length_hint", 100)))]
+            feed[name] = np.array([" ".join(words).encode()] * shape[0], dtype=object)
+        elif name == "input_word_ids":
+            feed[name] = rng.randint(5, vocab_size, size=shape).astype(np.int32)
+        elif name == "input_mask":
+            feed[name] = np.ones(shape, np.int32)
+        else:
+            feed[name] = np.zeros(shape, np.int32)
+    return feed
+
+
+def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
+              xnnpack: bool = True, signatures: Iterable[str] | None = None) -> list[dict]:
+    """One result dict per signature: ``signature, batch_size, seq_length, median_ms, ...``."""
+    meta = read_metadata(model)
+    path = model_file(model)
+    interpreter = make_interpreter(path, num_threads, xnnpack,
+                                   meta.get("custom_op_registerers", ()))
+    import sentencepiece as spm
+    vocab = os.path.join(os.path.dirname(os.path.abspath(path)), meta["tokenizer"]["vocab_file"])
+    vocab_size = spm.SentencePieceProcessor(model_file=vocab).get_piece_size()
+    rng = np.random.RandomState(0)
+    results = []
+    for key, sig in meta["signatures"].items():
+        if signatures and key not in signatures:
+            continue
+        if key == "tokenize":
+            continue
+        sig = dict(sig, seq_length_hint=meta.get("max_seq_length", 128) - 10)
+        runner = interpreter.get_signature_runner(key)
+        feed = _inputs(sig, vocab_size, rng)
+        for _ in range(warmup):
+            runner(**feed)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            runner(**feed)
+            times.append((time.perf_counter() - start) * 1e3)
+        batch = int(sig.get("batch_size", 1))
+        median = float(np.median(times))
+        results.append({
+            "model": model, "quantization": meta.get("quantization"), "signature": key,
+            "batch_size": batch, "seq_length": sig.get("seq_length", meta.get("max_seq_length")),
+            "threads": num_threads, "xnnpack": xnnpack, "runs": runs,
+            "median_ms": median, "p90_ms": float(np.percentile(times, 90)),
+            "min_ms": float(np.min(times)), "sequences_per_s": batch * 1e3 / median})
+    return results
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Latency/throughput of TFLite models.")
+    parser.add_argument("--model", required=True, action="append", help="repeatable")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--signature", action="append", help="only these signatures")
+    parser.add_argument("--no_xnnpack", action="store_true", help="builtin kernels only")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    rows = []
+    print(f"{'model':40s} {'quant':8s} {'signature':16s} {'batch':>5s} {'seq':>5s} "
+          f"{'median ms':>10s} {'p90 ms':>8s} {'min ms':>8s} {'seq/s':>8s}")
+    for model in args.model:
+        for r in benchmark(model, args.threads, args.runs, args.warmup, not args.no_xnnpack,
+                           args.signature):
+            rows.append(r)
+            print(f"{model[-40:]:40s} {str(r['quantization']):8s} {r['signature']:16s} "
+                  f"{r['batch_size']:5d} {r['seq_length']:5d} {r['median_ms']:10.2f} "
+                  f"{r['p90_ms']:8.2f} {r['min_ms']:8.2f} {r['sequences_per_s']:8.1f}",
+                  flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(rows, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Score any exported ``.tflite`` on a task's dev set (accuracy, or the task's metric).
+
+    python -m tflite.evaluate --model=edge/sst2_int8 --task=sst2 [--data_dir=../shared/data]
+    python -m tflite.evaluate --model=edge/sst2_text --task=sst2 --json=scores.json
+
+Classification: accuracy (and Matthews correlation for CoLA); regression: Pearson and
+Spearman. Only the dev split is read (the test split is for final reports elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tflite.runner import TFLiteRunner  # noqa: E402
+
+
+def load_dev(task: str, data_dir: str):
+    """(texts_a, texts_b or None, labels, label_list, is_regression) of the task's dev split."""
+    from albert_tf.data.tasks import load_task
+    errors = []
+    for root in (data_dir, os.path.join(data_dir, "glue"), os.path.join(data_dir, "extra")):
+        try:
+            data = load_task(task, root)
+            break
+        except Exception as e:  # noqa: BLE001
+            errors.append(str(e))
+    else:
+        raise SystemExit(f"cannot load task {task!r} from {data_dir}: {errors[0]}")
+    dev = data.dev
+    texts_b = [ex.text_b for ex in dev] if dev and dev[0].text_b is not None else None
+    return [ex.text_a for ex in dev], texts_b, [ex.label for ex in dev], data.label_list, \
+        data.is_regression
+
+
+def score(predictions: Sequence[dict], labels: Sequence[Any], label_list, is_regression: bool,
+          task: str = "") -> dict[str, float]:
+    if is_regression:
+        pred = np.array([p["value"] for p in predictions], float)
+        gold = np.array([float(y) for y in labels])
+        ranks = lambda v: np.argsort(np.argsort(v))  # noqa: E731
+        return {"pearson": float(np.corrcoef(pred, gold)[0, 1]),
+                "spearman": float(np.corrcoef(ranks(pred), ranks(gold))[0, 1])}
+    pred = [p["label"] for p in predictions]
+    gold = [str(y) for y in labels]
+    result = {"accuracy": float(np.mean([p == g for p, g in zip(pred, gold)]))}
+    if task.lower() == "cola":
+        p = np.array([label_list.index(x) for x in pred])
+        g = np.array([label_list.index(x) for x in gold])
+        tp, tn = np.sum((p == 1) & (g == 1)), np.sum((p == 0) & (g == 0))
+        fp, fn = np.sum((p == 1) & (g == 0)), np.sum((p == 0) & (g == 1))
+        denom = np.sqrt(float((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))) or 1.0
+        result["matthews"] = float((tp * tn - fp * fn) / denom)
+    return result
+
+
+def evaluate(model: str, task: str, data_dir: str, num_threads: int = 2,
+             limit: int | None = None) -> dict[str, Any]:
+    texts_a, texts_b, labels, label_list, is_regression = load_dev(task, data_dir)
+    if limit:
+        texts_a, labels = texts_a[:limit], labels[:limit]
+        texts_b = texts_b[:limit] if texts_b is not None else None
+    runner = TFLiteRunner(model, num_threads)
+    start = time.perf_counter()
+    predictions = runner.predict(texts_a, texts_b)
+    seconds = time.perf_counter() - start
+    result = score(predictions, labels, label_list, is_regression, task)
+    result.update(model=model, task=task, examples=len(texts_a),
+                  quantization=runner.meta.get("quantization"), seconds=seconds)
+    return result
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Score a TFLite model on a task's dev set.")
+    parser.add_argument("--model", required=True, action="append",
+                        help="export directory or .tflite (repeatable)")
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--data_dir", default=os.environ.get(
+        "ALBERT_TF_DATA", os.path.join("..", "shared", "data")))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--json", default=None, help="write the results here")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    results = [evaluate(m, args.task, args.data_dir, args.threads, args.limit)
+               for m in args.model]
+    for r in results:
+        metrics = ", ".join(f"{k} {v:.4f}" for k, v in r.items()
+                            if k in ("accuracy", "matthews", "pearson", "spearman"))
+        print(f"{r['model']} ({r['quantization']}): {metrics} on {r['examples']} dev examples "
+              f"({r['seconds']:.1f}s)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

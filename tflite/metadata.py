@@ -1,0 +1,53 @@
+"""Write (or show) the metadata a mobile app needs next to a ``.tflite`` model.
+
+    python -m tflite.metadata --model=qat/model_qat.tflite --model_dir=runs/sst2 \\
+        --quantization=qat        # writes metadata.json, vocab.model, labels.txt beside it
+    python -m tflite.metadata --model=edge/sst2_int8 --show
+
+``albert-tf-export --format=tflite`` already writes these files; this tool is for models
+converted elsewhere (e.g. by the compression tools). It reads the signatures and op types
+from the flatbuffer and the task, labels and vocabulary from the model directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Iterable
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from albert_tf.export.metadata import read_metadata, write_metadata  # noqa: E402
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="TFLite model metadata for mobile apps.")
+    parser.add_argument("--model", required=True, help=".tflite path (or export dir with --show)")
+    parser.add_argument("--model_dir", help="the albert-tf model directory it was exported from")
+    parser.add_argument("--vocab_file", help="default <model_dir>/vocab.model")
+    parser.add_argument("--quantization", default="unknown")
+    parser.add_argument("--show", action="store_true", help="print metadata.json and exit")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.show:
+        print(json.dumps(read_metadata(args.model), indent=2))
+        return 0
+    if not args.model_dir:
+        parser.error("--model_dir is required to write metadata")
+    with open(os.path.join(args.model_dir, "task.json"), encoding="utf-8") as f:
+        task_info = json.load(f)
+    vocab = args.vocab_file or os.path.join(args.model_dir, "vocab.model")
+    if not os.path.isfile(vocab):
+        parser.error(f"no vocabulary at {vocab}; pass --vocab_file")
+    directory = os.path.dirname(os.path.abspath(args.model))
+    meta = write_metadata(directory, os.path.basename(args.model), task_info, vocab,
+                          args.quantization)
+    print(f"wrote {os.path.join(directory, 'metadata.json')} "
+          f"(signatures: {', '.join(meta['signatures'])})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

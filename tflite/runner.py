@@ -1,0 +1,278 @@
+"""Run an exported ALBERT ``.tflite`` on text with LiteRT (``ai_edge_litert``): library + CLI.
+
+    from tflite.runner import TFLiteRunner
+    runner = TFLiteRunner("edge/sst2_int8", num_threads=2)
+    runner.predict(["a gorgeous film", "dull and lifeless"])
+    # [{'label': '1', 'label_id': 1, 'probabilities': [0.03, 0.97]}, ...]
+
+    python -m tflite.runner --model=edge/sst2_int8 --text="a gorgeous film"
+    python -m tflite.runner --model=edge/sst2_int8 --input_file=dev.tsv --output_file=out.jsonl
+
+The runner reads ``metadata.json`` next to the model (`albert_tf.export.metadata`). For id
+models it tokenizes with the Python SentencePiece tokenizer, puts each text in the smallest
+sequence-length bucket (signature) that holds it (the largest one truncates), groups texts
+of a bucket into batches of the signature's static batch size, runs, and decodes the outputs
+in input order. For models with the tokenizer inside it passes the strings and registers
+tensorflow-text's custom ops. Id models need neither TensorFlow nor tensorflow-text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):   # `python tflite/runner.py`
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from albert_tf.export.metadata import read_metadata  # noqa: E402
+
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+MAX_ANSWER_LENGTH = 30
+
+
+def model_file(model: str) -> str:
+    """The ``.tflite`` path of a model path or export directory."""
+    if os.path.isdir(model):
+        return os.path.join(model, read_metadata(model)["model_file"])
+    return model
+
+
+def make_interpreter(path: str, num_threads: int = 2, xnnpack: bool = True,
+                     custom_ops: Sequence[str] = ()):
+    """A LiteRT interpreter for ``path``; tf-text custom ops registered when needed.
+
+    ``xnnpack=False`` runs the builtin kernels only (for comparisons).
+    """
+    from ai_edge_litert import interpreter as lit
+
+    kwargs: dict[str, Any] = {"model_path": path, "num_threads": num_threads}
+    if not xnnpack:
+        kwargs["experimental_op_resolver_type"] = \
+            lit.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    if custom_ops:
+        from tensorflow_text.core.pybinds import tflite_registrar
+        registerers = [getattr(tflite_registrar, name) for name in custom_ops]
+        return lit.InterpreterWithCustomOps(custom_op_registerers=registerers, **kwargs)
+    return lit.Interpreter(**kwargs)
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def best_span(start: np.ndarray, end: np.ndarray, type_ids: np.ndarray, mask: np.ndarray,
+              word_ids: np.ndarray, sep_id: int, max_answer_length: int = MAX_ANSWER_LENGTH):
+    """(start, end, score) of the best context span, as `albert_tf.export.common.best_spans`."""
+    ok = (type_ids == 1) & (mask == 1) & (word_ids != sep_id)
+    positions = np.flatnonzero(ok)
+    if positions.size == 0:
+        return -1, -1, 0.0
+    best = (-1, -1, -np.inf)
+    for i in positions:
+        js = positions[(positions >= i) & (positions < i + max_answer_length)]
+        j = js[np.argmax(end[js])]
+        score = float(start[i] + end[j])
+        if score > best[2]:
+            best = (int(i), int(j), score)
+    return best
+
+
+class TFLiteRunner:
+    """Tokenize, bucket by length, batch, run and decode with one exported model.
+
+    Args:
+      model: export directory (with ``metadata.json``) or ``.tflite`` path inside one.
+      num_threads: CPU threads of the interpreter.
+      xnnpack: use LiteRT's default XNNPACK delegate (the fast CPU path).
+    """
+
+    def __init__(self, model: str, num_threads: int = 2, xnnpack: bool = True):
+        self.meta = read_metadata(model)
+        self.path = model_file(model)
+        self.directory = os.path.dirname(os.path.abspath(self.path))
+        self.interpreter = make_interpreter(self.path, num_threads, xnnpack,
+                                            self.meta.get("custom_op_registerers", ()))
+        self.head = self.meta["head"]
+        self.labels = self.meta.get("labels")
+        tok = self.meta["tokenizer"]
+        self.in_graph = bool(tok["in_graph"])
+        self.special = tok["special_ids"]
+        self._runners: dict[str, Any] = {}
+        self.buckets: list[tuple[int, str]] = sorted(
+            (sig["seq_length"], key) for key, sig in self.meta["signatures"].items()
+            if "seq_length" in sig)
+        self.tokenizer = None
+        if not self.in_graph:
+            if not self.buckets:
+                raise ValueError(f"{self.path}: no [batch, seq] id signature in metadata.json")
+            from albert_tf.text.tokenizer import AlbertTokenizer
+            self.tokenizer = AlbertTokenizer(os.path.join(self.directory, tok["vocab_file"]),
+                                             do_lower_case=tok["do_lower_case"])
+
+    def runner(self, key: str):
+        if key not in self._runners:
+            self._runners[key] = self.interpreter.get_signature_runner(key)
+        return self._runners[key]
+
+    def batch_size(self, key: str) -> int:
+        return int(self.meta["signatures"][key].get("batch_size", 1))
+
+    # -- tokenization and bucketing ----------------------------------------------------
+
+    def encode(self, text_a: str, text_b: str | None = None) -> tuple[list[int], list[int] | None]:
+        ids_b = self.tokenizer.encode(text_b) if text_b is not None else None
+        return self.tokenizer.encode(text_a), ids_b
+
+    def bucket_for(self, length: int) -> tuple[int, str]:
+        """The smallest bucket holding ``length`` ids + special tokens (else the largest)."""
+        for seq, key in self.buckets:
+            if length <= seq:
+                return seq, key
+        return self.buckets[-1]
+
+    def pack(self, ids_a, ids_b, seq: int) -> dict[str, list[int]]:
+        from albert_tf.text.packing import pack_ids
+        return pack_ids(ids_a, ids_b, seq, self.special["cls"], self.special["sep"],
+                        self.special["pad"])
+
+    # -- running -----------------------------------------------------------------------
+
+    def run_ids(self, key: str, rows: list[dict[str, list[int]]]) -> list[dict[str, np.ndarray]]:
+        """Runs packed rows through signature ``key`` in batches; one output dict per row."""
+        size = self.batch_size(key)
+        runner = self.runner(key)
+        results = []
+        for start in range(0, len(rows), size):
+            chunk = rows[start:start + size]
+            padded = chunk + [chunk[-1]] * (size - len(chunk))
+            inputs = {n: np.array([r[n] for r in padded], np.int32) for n in INPUT_NAMES}
+            out = runner(**inputs)
+            for i in range(len(chunk)):
+                results.append({k: v[i] for k, v in out.items()})
+        return results
+
+    def run_text(self, texts_a: Sequence[str], texts_b: Sequence[str] | None,
+                 signature: str = "serving_default") -> list[dict[str, np.ndarray]]:
+        """In-graph tokenizer models: strings in, one output dict per text."""
+        size = self.batch_size(signature)
+        names = self.meta.get("text_inputs") or sorted(self.meta["signatures"][signature]["inputs"])
+        runner = self.runner(signature)
+        results = []
+        for start in range(0, len(texts_a), size):
+            columns = [list(texts_a[start:start + size])]
+            if texts_b is not None:
+                columns.append(list(texts_b[start:start + size]))
+            n = len(columns[0])
+            feed = {}
+            for name, column in zip(names, columns):
+                column = column + [column[-1]] * (size - n)
+                feed[name] = np.array([c.encode("utf-8") if isinstance(c, str) else c
+                                       for c in column], dtype=object)
+            out = runner(**feed)
+            results += [{k: v[i] for k, v in out.items()} for i in range(n)]
+        return results
+
+    def decode(self, out: dict[str, np.ndarray], row: dict[str, list[int]] | None) -> dict:
+        if self.head == "classification":
+            probs = out["probabilities"].astype(float)
+            label_id = int(np.argmax(probs))
+            return {"label": self.labels[label_id] if self.labels else str(label_id),
+                    "label_id": label_id, "probabilities": probs.tolist()}
+        if self.head == "regression":
+            return {"value": float(np.reshape(out["value"], [-1])[0])}
+        if self.head == "span":
+            if "start_index" in out:
+                return {"start_index": int(out["start_index"]), "end_index": int(out["end_index"]),
+                        "score": float(out["score"])}
+            ids = np.array(row["input_word_ids"])
+            i, j, score = best_span(out["start_logits"], out["end_logits"],
+                                    np.array(row["input_type_ids"]), np.array(row["input_mask"]),
+                                    ids, self.special["sep"])
+            answer = self.tokenizer.decode(ids[i:j + 1].tolist()) if i >= 0 else ""
+            return {"answer": answer, "start_index": i, "end_index": j, "score": score}
+        return {k: np.asarray(v).tolist() for k, v in out.items()}
+
+    def predict(self, texts_a: Sequence[str], texts_b: Sequence[str] | None = None) -> list[dict]:
+        """Task predictions for ``texts_a`` (and ``texts_b`` for pair tasks), in input order."""
+        texts_a = list(texts_a)
+        if texts_b is not None and len(texts_b) != len(texts_a):
+            raise ValueError(f"{len(texts_a)} first texts but {len(texts_b)} second texts")
+        if not texts_a:
+            return []
+        if self.in_graph:
+            return [self.decode(o, None) for o in self.run_text(texts_a, texts_b)]
+        by_bucket: dict[str, list[int]] = {}
+        rows: list[dict[str, list[int]] | None] = [None] * len(texts_a)
+        for i, text in enumerate(texts_a):
+            ids_a, ids_b = self.encode(text, texts_b[i] if texts_b is not None else None)
+            needed = len(ids_a) + (len(ids_b) + 3 if ids_b is not None else 2)
+            seq, key = self.bucket_for(needed)
+            rows[i] = self.pack(ids_a, ids_b, seq)
+            by_bucket.setdefault(key, []).append(i)
+        results: list[dict | None] = [None] * len(texts_a)
+        for key, indices in by_bucket.items():
+            outs = self.run_ids(key, [rows[i] for i in indices])
+            for i, out in zip(indices, outs):
+                results[i] = self.decode(out, rows[i])
+        return results
+
+    def tokenize_in_graph(self, texts_a: Sequence[str],
+                          texts_b: Sequence[str] | None = None) -> list[dict[str, np.ndarray]]:
+        """The ids the in-graph tokenizer produces (``tokenize`` signature)."""
+        return self.run_text(list(texts_a), list(texts_b) if texts_b is not None else None,
+                             signature="tokenize")
+
+
+def _read_inputs(path: str) -> tuple[list[str], list[str] | None]:
+    import csv
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    header = [h.lower() for h in rows[0]] if rows else []
+    for a, b in (("sentence", None), ("sentence1", "sentence2"), ("question", "context"),
+                 ("text_a", "text_b"), ("text", None)):
+        if a in header:
+            ia = header.index(a)
+            ib = header.index(b) if b and b in header else None
+            body = rows[1:]
+            return ([r[ia] for r in body],
+                    [r[ib] for r in body] if ib is not None else None)
+    return [r[0] for r in rows], None
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run an exported ALBERT TFLite model on text.")
+    parser.add_argument("--model", required=True, help="export directory or .tflite path")
+    parser.add_argument("--text", action="append", help="input text (repeatable)")
+    parser.add_argument("--text_b", action="append", help="second text for pair tasks")
+    parser.add_argument("--input_file", help="TSV with a sentence (or sentence1/sentence2) "
+                        "header, or one text per line")
+    parser.add_argument("--output_file", help="JSON lines (default: stdout)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--no_xnnpack", action="store_true", help="builtin kernels only")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.input_file:
+        texts_a, texts_b = _read_inputs(args.input_file)
+    elif args.text:
+        texts_a, texts_b = args.text, args.text_b
+    else:
+        parser.error("pass --text or --input_file")
+    runner = TFLiteRunner(args.model, args.threads, not args.no_xnnpack)
+    results = runner.predict(texts_a, texts_b)
+    out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
+    try:
+        for text, result in zip(texts_a, results):
+            out.write(json.dumps(dict(text=text, **result), ensure_ascii=False) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
