@@ -14,7 +14,11 @@ import os
 from typing import Any, Callable
 
 from albert_tf.pipeline.experiment import PipelineConfig
+from albert_tf.pipeline.report import Artifact, write_report
 from albert_tf.pipeline.stages import Stage, StageRunner, python_module
+
+# The top-level tflite/ tools (runner, evaluator, benchmark) live beside the package.
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class Paths:
@@ -178,12 +182,87 @@ def finetune_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
         collect=collect, needs=(f"pretrain_{model}",))
 
 
+def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_dir: str,
+                  needs: str) -> list[Stage]:
+    """TFLite export of one candidate model per quantization, then score and time each."""
+    export, stages = config.export, []
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT,
+                                                       os.environ.get("PYTHONPATH")]))}
+    for quantization in export.quantizations:
+        name = f"{candidate}__{quantization}"
+        out = paths("export", candidate, quantization)
+        scores, timing = paths("export", candidate, f"{quantization}_dev.json"), \
+            paths("export", candidate, f"{quantization}_latency.json")
+        stages += [
+            Stage(f"export_{name}", python_module(
+                "albert_tf.bin.export", f"--model_dir={model_dir}", "--format=tflite",
+                f"--quantization={quantization}", f"--seq_lengths={export.seq_length}",
+                f"--output={out}", f"--data_dir={config.data_dir}", "--overwrite"),
+                collect=lambda out=out: {"export_dir": out}, needs=(needs,)),
+            Stage(f"score_{name}", python_module(
+                "tflite.evaluate", f"--model={out}", f"--task={config.finetune.task}",
+                f"--data_dir={config.data_dir}", f"--threads={export.threads}",
+                f"--json={scores}"), env=env,
+                collect=lambda p=scores: _read_json(p)[0], needs=(f"export_{name}",)),
+            Stage(f"time_{name}", python_module(
+                "tflite.benchmark", f"--model={out}", f"--threads={export.threads}",
+                "--runs=30", f"--json={timing}"), env=env,
+                collect=lambda p=timing: _read_json(p)[0], needs=(f"export_{name}",)),
+        ]
+    return stages
+
+
+def collect_artifacts(config: PipelineConfig, runner: StageRunner) -> list[Artifact]:
+    """Every exported TFLite model with its dev accuracy, latency and file size."""
+    artifacts = []
+    results = runner.results()
+    for name, result in results.items():
+        if not name.startswith("score_"):
+            continue
+        key = name[len("score_"):]
+        timing = results.get(f"time_{key}")
+        export = results.get(f"export_{key}")
+        if not timing or not export:
+            continue
+        candidate, quantization = key.split("__")
+        model_file = os.path.join(export["export_dir"], "model.tflite")
+        artifacts.append(Artifact(
+            name=f"{candidate}/{quantization}", model=candidate.split("-")[0],
+            method=candidate.split("-", 1)[1] if "-" in candidate else "dense",
+            runtime=f"tflite_{quantization}", accuracy=float(result["accuracy"]),
+            latency_ms=float(timing["median_ms"]),
+            size_mib=os.path.getsize(model_file) / 2**20))
+    return artifacts
+
+
+def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> Stage:
+    def collect() -> dict[str, Any]:
+        results = runner.results()
+        curves = {name[len("pretrain_"):]: [tuple(p) for p in r.get("curve", [])]
+                  for name, r in results.items() if name.startswith("pretrain_")}
+        artifacts = collect_artifacts(config, runner)
+        meta = {"experiment output": paths.root, "task": config.finetune.task,
+                "pretraining seconds per model": config.pretrain.seconds,
+                "finetuning seconds per model": config.finetune.seconds,
+                "latency": f"TFLite, batch 1, seq {config.export.seq_length}, "
+                           f"{config.export.threads} threads, median"}
+        for name, r in sorted(results.items()):
+            if name.startswith("finetune_"):
+                meta[f"{name} best dev {r['best']['metric']}"] = round(r["best"]["value"], 4)
+        write_report(paths("report"), artifacts, curves, meta)
+        return {"report": paths("report", "report.md"), "artifacts": len(artifacts)}
+    return Stage("report", None, collect=collect)
+
+
 def all_stages(config: PipelineConfig, paths: Paths) -> list[Stage]:
     stages = data_stages(config, paths)
     for model in config.pretrain.models:
         stages.append(pretrain_stage(config, paths, model))
     for model in config.pretrain.models:
         stages.append(finetune_stage(config, paths, model))
+    for model in config.pretrain.models:
+        stages += export_stages(config, paths, model, os.path.join(
+            paths.finetune_dir(model), "best"), needs=f"finetune_{model}")
     return stages
 
 
@@ -192,4 +271,9 @@ def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) ->
     runner = StageRunner(paths.root, echo=echo)
     for stage in all_stages(config, paths):
         runner.run(stage)
+    # The report is rebuilt on every run from whatever stages have finished.
+    if os.path.exists(runner.result_path("report")):
+        os.remove(runner.result_path("report"))
+    runner.run(report_stage(config, paths, runner))
+    echo(f"report: {paths('report', 'report.md')}")
     return runner.results()
