@@ -72,11 +72,13 @@ def plot_tradeoff(path: str, artifacts: Sequence[Artifact], x: str, xlabel: str)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 5.5))
     models = sorted({a.model for a in artifacts})
-    markers = dict(zip(models, "osD^vP*X"))
+    runtimes = sorted({a.runtime for a in artifacts})
+    colors = {m: f"C{i}" for i, m in enumerate(models)}
+    markers = dict(zip(runtimes, "osD^vP*X"))
     for a in artifacts:
-        ax.plot(getattr(a, x), 100 * a.accuracy, markers.get(a.model, "o"), alpha=0.75,
-                label=a.model)
-        ax.annotate(f"{a.method}/{a.runtime}", (getattr(a, x), 100 * a.accuracy), fontsize=6,
+        ax.plot(getattr(a, x), 100 * a.accuracy, markers.get(a.runtime, "o"),
+                color=colors[a.model], alpha=0.8, label=f"{a.model} {a.runtime}")
+        ax.annotate(a.method, (getattr(a, x), 100 * a.accuracy), fontsize=6,
                     xytext=(3, 2), textcoords="offset points")
     front = pareto_front(artifacts) if x == "latency_ms" else _size_front(artifacts)
     ax.plot([getattr(a, x) for a in front], [100 * a.accuracy for a in front], "k--",
