@@ -47,7 +47,7 @@ def test_pretrain_binary(tmp_path, records):
          f"--model_dir={tmp_path}", f"--train_files={records / 'train.tfrecord'}",
          f"--eval_files={records / 'heldout.tfrecord'}", "--num_train_steps=10",
          "--params_override=trainer.steps_per_loop=5", "--learning_rate=0.002"],
-        env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=180)
+        env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "step 10/10" in result.stdout and "eval at step 10: mlm_loss" in result.stdout
     model = albert_tf.load_pretrainer(str(tmp_path / "final"))
@@ -78,7 +78,7 @@ def test_unknown_override_key_names_the_key(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "albert_tf.bin.finetune", "--task=rte", f"--model_dir={tmp_path}",
          "--params_override=trainer.train_stepz=5"],
-        env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=120)
+        env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert result.returncode == 2
     assert "trainer.train_stepz" in result.stderr and "Traceback" not in result.stderr
 

@@ -23,7 +23,7 @@ def test_notebook_runs_headless_on_cpu(tmp_path, data_dir):
                ALBERT_TF_NOTEBOOK_WORK=str(tmp_path), ALBERT_TF_DATA=data_dir)
     env.pop("TF_CONFIG", None)
     result = subprocess.run([sys.executable, "-c", notebook_code()], cwd=os.path.join(ROOT, "notebooks"),
-                            env=env, capture_output=True, text=True, timeout=240)
+                            env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "strategy: one_device" in result.stdout
     assert "no TPU:" in result.stdout

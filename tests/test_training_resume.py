@@ -39,7 +39,7 @@ def test_kill_and_resume_matches_uninterrupted(tmp_path):
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     victim = subprocess.Popen(_command(killed_dir, 0.3), env=_env(), cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    deadline = time.time() + 120
+    deadline = time.time() + 600  # generous: the CPUs may be shared
     try:
         while not os.path.exists(killed_dir / "ckpt-20.index"):
             assert victim.poll() is None, "the run finished before it could be killed"
@@ -53,9 +53,9 @@ def test_kill_and_resume_matches_uninterrupted(tmp_path):
     assert victim.returncode == -signal.SIGKILL
     assert not os.path.exists(killed_dir / "final")
     resumed = subprocess.run(_command(killed_dir, 0.0), env=_env(), cwd=ROOT,
-                             capture_output=True, text=True, timeout=180)
+                             capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    reference_out, _ = reference.communicate(timeout=180)
+    reference_out, _ = reference.communicate(timeout=600)
     assert reference.returncode == 0, reference_out[-3000:]
 
     lines = resumed.stdout.splitlines()

@@ -78,7 +78,7 @@ def test_binary_without_tpu_fails_with_one_clear_line(tmp_path):
         [sys.executable, "-m", "albert_tf.bin.pretrain", "--distribution_strategy=tpu",
          f"--model_dir={tmp_path}", "--train_files=unused",
          "--config_file=tiny_ci"],
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert result.returncode == 2, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert "error: --distribution_strategy=tpu: no TPU could be resolved" in result.stderr

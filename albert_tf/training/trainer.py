@@ -269,8 +269,10 @@ class Trainer:
         shown = " | ".join(f"{k} {v:.4f}" for k, v in results.items() if k != "step")
         self.log(f"eval at step {step}: {shown} ({time.time() - start:.1f}s)")
         if self.is_chief:
-            with open(os.path.join(self.model_dir, "eval_results.json"), "w") as f:
+            path = os.path.join(self.model_dir, "eval_results.json")
+            with open(path + ".tmp", "w") as f:
                 json.dump(results, f, indent=2)
+            os.replace(path + ".tmp", path)
         return results
 
     def predict(self) -> str:
@@ -310,6 +312,16 @@ class Trainer:
             os.replace(tmp, path)
             self.log(f"new best {name} {value:.4f} at step {step}: exported {self.model_dir}/best")
 
+    def _last_eval_step(self) -> int:
+        path = os.path.join(self.model_dir, "eval_results.json")
+        if not os.path.exists(path):
+            return -1
+        try:
+            with open(path) as f:
+                return int(json.load(f).get("step", -1))
+        except (ValueError, OSError):
+            return -1
+
     # ------------------------------------------------------------------ train
     def train(self, evaluate: bool = False) -> dict[str, float]:
         """Trains to ``trainer.train_steps`` (resuming), evaluating every
@@ -321,6 +333,10 @@ class Trainer:
             self._train_fn = self._build_train_fn()
         if step >= total:
             self.log(f"model_dir already at step {step} >= train_steps {total}.")
+        if evaluate and 0 < step < total and cfg.validation_interval > 0 \
+                and step % cfg.validation_interval == 0 and self._last_eval_step() < step:
+            # Killed between the checkpoint and the evaluation of this step: do it now.
+            self.maybe_export_best(self.evaluate(step), step)
         dataset = self.distributed_dataset(self.config.task.train_data, skip_steps=step)
         iterator = iter(dataset)
         start_time = time.time()
