@@ -189,16 +189,18 @@ def test_equal_embedding_and_hidden_size(tmp_path):
 
 
 def test_export_rejects_unshared_models_and_writes_albert_model_without_heads(tmp_path):
-    bert = albert_tf.AlbertConfig(vocab_size=30, embedding_size=16, hidden_size=16,
-                                  num_hidden_layers=2, num_attention_heads=2,
-                                  intermediate_size=32, max_position_embeddings=16,
-                                  sharing="none")
-    albert_tf.save_model_dir(albert_tf.build_encoder(bert), str(tmp_path / "bert"))
+    # Unshared with E != H is neither an HF ALBERT nor an HF BERT (BERT shapes export as
+    # BERT: tests/test_interop_bert_export.py).
+    unshared = albert_tf.AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=16,
+                                      num_hidden_layers=2, num_attention_heads=2,
+                                      intermediate_size=32, max_position_embeddings=16,
+                                      sharing="none")
+    albert_tf.save_model_dir(albert_tf.build_encoder(unshared), str(tmp_path / "unshared"))
     with pytest.raises(ConversionError, match=r"sharing='none' cannot be exported"):
-        export_hf(str(tmp_path / "bert"), str(tmp_path / "out"))
+        export_hf(str(tmp_path / "unshared"), str(tmp_path / "out"))
     assert _nothing_written(tmp_path, "out")
 
-    albert = bert.replace(sharing="all", embedding_size=8)
+    albert = unshared.replace(sharing="all")
     encoder = albert_tf.build_encoder(albert)
     albert_tf.save_model_dir(encoder, str(tmp_path / "encoder"))
     report = export_hf(str(tmp_path / "encoder"), str(tmp_path / "hf_base"))

@@ -344,20 +344,32 @@ def hf_config_dict(config: AlbertConfig, architecture: str) -> dict[str, Any]:
     }
 
 
+def hf_bert_config_dict(config: AlbertConfig, architecture: str) -> dict[str, Any]:
+    """A Hugging Face BERT ``config.json`` for a BERT-shaped ``config`` (E == H, no sharing)."""
+    values = hf_config_dict(config, architecture)
+    for key in ("embedding_size", "num_hidden_groups", "inner_group_num",
+                "classifier_dropout_prob", "bos_token_id", "eos_token_id"):
+        values.pop(key)
+    values.update(model_type="bert", classifier_dropout=None)
+    return values
+
+
 def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> MappingReport:
     """albert-tf model directory -> Hugging Face directory (config.json + model.safetensors).
 
     With MLM and SOP weights the result loads with ``AlbertForPreTraining.from_pretrained``;
     without any head weights it is an ``AlbertModel``. Only ``sharing="all"`` models have
     a Hugging Face ALBERT layout; with E == H an identity ``embedding_hidden_mapping_in``
-    is written (exact).
+    is written (exact). A BERT-shaped model (E == H, ``sharing="none"``) is written as a
+    Hugging Face BERT (``BertForPreTraining`` / ``BertModel``).
     """
     from safetensors.numpy import save_file
 
     from albert_tf.models.pretrainer import build_pretrainer
     directory = check_output_dir(output_dir, overwrite)
     config = load_config_from_dir(model_dir)
-    if config.sharing != "all":
+    is_bert = config.is_bert and config.num_hidden_groups == 1 and config.inner_group_num == 1
+    if config.sharing != "all" and not is_bert:
         raise ConversionError(
             f"{model_dir}: sharing={config.sharing!r} cannot be exported to Hugging Face ALBERT, "
             "whose layers share every sublayer within a hidden group (sharing='all' only).")
@@ -366,7 +378,9 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
             f"{model_dir}: {config.num_attention_heads} heads of width {config.head_size} (pruned "
             f"heads) do not span hidden_size={config.hidden_size}; Hugging Face ALBERT needs "
             "num_attention_heads * head width == hidden_size.")
-    check_group_layout(config, hf_group, "Hugging Face AlbertTransformer")
+    if not is_bert:
+        check_group_layout(config, hf_group, "Hugging Face AlbertTransformer")
+    table, prefix = (name_map.HF_BERT, "bert.") if is_bert else (name_map.HF_ALBERT, "albert.")
     model = build_pretrainer(config)
     restored = restore_weights(model, model_dir, required=("embeddings/",))
     variables = named_weights(model)
@@ -381,14 +395,15 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
         raise ConversionError(f"{model_dir}: has some head weights but lacks {heads_absent}; "
                               "AlbertForPreTraining needs both the mlm/ and sop/ heads.")
     with_heads = not heads_absent
-    architecture = "AlbertForPreTraining" if with_heads else "AlbertModel"
+    family = "Bert" if is_bert else "Albert"
+    architecture = f"{family}ForPreTraining" if with_heads else f"{family}Model"
     report = MappingReport(source=f"albert-tf model directory {model_dir} -> Hugging Face "
                                   f"{architecture}")
     report.notes.append(f"hidden_act: albert-tf {config.hidden_act!r} -> Hugging Face "
                         f"{activation_to_hf(config.hidden_act)!r}")
     tensors: dict[str, np.ndarray] = {}
-    for src, rule in name_map.HF_ALBERT.expand(config).items():
-        key = src if with_heads else src[len("albert."):] if src.startswith("albert.") else None
+    for src, rule in table.expand(config).items():
+        key = src if with_heads else src[len(prefix):] if src.startswith(prefix) else None
         if rule.target.startswith(HEAD_PREFIXES) and not with_heads:
             report.missing.append((rule.target, f"not in {model_dir}; exported as AlbertModel"))
             continue
@@ -406,7 +421,8 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
                        for n in restored.unused_in_checkpoint]
     with staged_dir(directory) as tmp:
         with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
-            json.dump(hf_config_dict(config, architecture), f, indent=2, sort_keys=True)
+            hf_config = (hf_bert_config_dict if is_bert else hf_config_dict)(config, architecture)
+            json.dump(hf_config, f, indent=2, sort_keys=True)
             f.write("\n")
         save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
         spm = os.path.join(model_dir, VOCAB_FILE)
