@@ -20,7 +20,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q tests
 
 main: $(STAMP)
-	$(VENV)/bin/albert-tf-info
+	$(VENV)/bin/albert-tf-run --experiment=run_quick
 
 build-file:
 	$(PY) tools/update_build.py
