@@ -34,6 +34,23 @@ def time_call(call, min_iterations: int, min_seconds: float, warmup: int) -> lis
     return latencies
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident set size.
+
+    ``VmHWM`` belongs to the process's own address space, which ``execve`` replaces;
+    ``ru_maxrss`` would not do: Linux carries it across ``execve``, so a worker started
+    from a large parent would report the parent's peak.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -61,9 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         results.append({"batch": batch, "seq": seq, "median_ms": median,
                         "p90_ms": percentile(latencies, 0.9), "iterations": len(latencies),
                         "sequences_per_s": batch / median * 1e3})
-    peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     json.dump({"runtime": args.runtime, "artifact": args.artifact, "threads": args.threads,
-               "peak_rss_mib": peak_rss_mib, "results": results}, sys.stdout)
+               "peak_rss_mib": peak_rss_mib(),
+               "imported_tensorflow": "tensorflow" in sys.modules, "results": results},
+              sys.stdout)
     print()
     return 0
 

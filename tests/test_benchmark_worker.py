@@ -1,0 +1,28 @@
+"""Benchmark workers time real artifacts in fresh processes without importing TensorFlow."""
+
+import os
+
+import albert_tf
+from albert_tf.benchmark.run import ArtifactBuilder, time_in_worker
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_tflite_and_onnx_workers_time_the_same_model(tmp_path, data_dir):
+    config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
+    model_dir = str(tmp_path / "model")
+    albert_tf.save_model_dir(albert_tf.build_encoder(config), model_dir, vocab_file=os.path.join(
+        ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
+    builder = ArtifactBuilder(model_dir, str(tmp_path / "work"), data_dir, echo=lambda s: None)
+    shapes = [(1, 16), (2, 32)]
+    for runtime in ("tflite_dynamic", "onnx"):
+        worker_runtime, artifact = builder.artifact(runtime, shapes)
+        timed = time_in_worker(worker_runtime, artifact, shapes, config.vocab_size, threads=1,
+                               min_seconds=0.2)
+        assert not timed["imported_tensorflow"], runtime
+        assert 20 < timed["peak_rss_mib"] < 1500, timed["peak_rss_mib"]
+        rows = {(r["batch"], r["seq"]): r for r in timed["results"]}
+        assert set(rows) == set(shapes)
+        for (batch, _), r in rows.items():
+            assert 0 < r["median_ms"] <= r["p90_ms"]
+            assert abs(r["sequences_per_s"] - batch * 1e3 / r["median_ms"]) < 1e-6
