@@ -36,6 +36,7 @@ EXTRAS_REQUIRE = {
 CONSOLE_SCRIPTS = [
     "albert-tf-info=albert_tf.bin.info:run",
     "albert-tf-run=albert_tf.bin.run:run",
+    "albert-tf-benchmark=albert_tf.bin.benchmark:run",
     "albert-tf-export=albert_tf.bin.export:run",
     "albert-tf-saved-model-cli=albert_tf.export.saved_model_cli:main",
     "albert-tf-pretrain=albert_tf.bin.pretrain:run",
