@@ -44,6 +44,7 @@ CONSOLE_SCRIPTS = [
     "albert-tf-convert=albert_tf.bin.convert:run",
     "albert-tf-train-spm=albert_tf.bin.train_spm:run",
     "albert-tf-create-pretraining-data=albert_tf.bin.create_pretraining_data:run",
+    "albert-tf-compress=albert_tf.bin.compress:run",
 ]
 
 setup(

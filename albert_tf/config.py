@@ -101,6 +101,9 @@ class AlbertConfig:
         (the whole layer, ALBERT), ``attention`` (self-attention only), ``ffn``
         (feed-forward only) or ``none`` (BERT).
       classifier_dropout_prob: dropout before task heads (defaults to hidden dropout).
+      attention_head_size: D, width of one attention head; ``None`` (the original) means
+        ``hidden_size / num_attention_heads``. Set by structured head pruning
+        (`albert_tf.compression.structured`), where ``N * D`` becomes less than H.
     """
 
     vocab_size: int = 30000
@@ -120,6 +123,7 @@ class AlbertConfig:
     layer_norm_eps: float = 1e-12
     sharing: str = "all"
     classifier_dropout_prob: float | None = None
+    attention_head_size: int | None = None
 
     def __post_init__(self) -> None:
         self._check_types()
@@ -129,7 +133,7 @@ class AlbertConfig:
     def _check_types(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if field.name == "classifier_dropout_prob" and value is None:
+            if value is None and str(field.type).endswith("| None"):
                 continue
             expected = {"int": int, "float": (int, float), "str": str}.get(
                 str(field.type).split(" ")[0])
@@ -149,7 +153,10 @@ class AlbertConfig:
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ConfigError(f"{name}: must be in [0, 1), got {getattr(self, name)}.")
-        if self.hidden_size % self.num_attention_heads:
+        if self.attention_head_size is not None and self.attention_head_size <= 0:
+            raise ConfigError(f"attention_head_size: must be a positive integer or null, got "
+                              f"{self.attention_head_size}.")
+        if self.attention_head_size is None and self.hidden_size % self.num_attention_heads:
             raise ConfigError(
                 f"hidden_size: {self.hidden_size} is not divisible by num_attention_heads="
                 f"{self.num_attention_heads}; choose a head count that divides it.")
@@ -170,7 +177,9 @@ class AlbertConfig:
     # ------------------------------------------------------------------- derived
     @property
     def head_size(self) -> int:
-        """D = H / N, the width of one attention head."""
+        """D, the width of one attention head (H / N unless ``attention_head_size`` is set)."""
+        if self.attention_head_size is not None:
+            return self.attention_head_size
         return self.hidden_size // self.num_attention_heads
 
     def group_of_layer(self, layer_index: int) -> int:
@@ -216,7 +225,10 @@ class AlbertConfig:
             raise ConfigError(f"{path}: {e}") from e
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        values = dataclasses.asdict(self)
+        if values["attention_head_size"] is None:   # only pruned models carry the key
+            del values["attention_head_size"]
+        return values
 
     def to_json(self, path: str | os.PathLike) -> None:
         """Writes the config atomically (temporary file, then rename)."""

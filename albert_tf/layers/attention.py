@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 
 from albert_tf.backend import keras, tf
-from albert_tf.layers.util import WeightlessLayer, build_sublayer, truncated_normal
+from albert_tf.layers.util import (QuantizePointsMixin, WeightlessLayer, build_sublayer,
+                                   truncated_normal)
 
 # Added to the attention logits of padded key positions (the original's constant).
 MASK_ADDER = -10000.0
@@ -25,38 +26,44 @@ class AttentionMask(WeightlessLayer):
 
 
 @keras.utils.register_keras_serializable(package="albert_tf")
-class SelfAttentionBlock(keras.layers.Layer):
+class SelfAttentionBlock(QuantizePointsMixin, keras.layers.Layer):
     """Post-LN self-attention: ``LayerNorm(x + Dropout(Dense(Attention(x))))``.
 
     Inputs: ``x [B, F, H]`` and the bias from `AttentionMask`, ``[B, 1, 1, T]``.
     Output: ``[B, F, H]``.
 
     Sublayers (named as in the original checkpoint's ``attention_1`` scope):
-    ``query``, ``key``, ``value`` (H -> H), ``output_dense`` (H -> H), ``layer_norm``.
+    ``query``, ``key``, ``value`` (H -> N * D), ``output_dense`` (N * D -> H),
+    ``layer_norm``. ``N * D == H`` unless ``head_size`` is given (heads pruned).
     """
+
+    QUANTIZE_POINTS = ("query", "key", "value", "query_scaled", "scores", "masked_scores",
+                       "probs", "context", "attention_output", "residual", "output")
 
     def __init__(self, hidden_size: int, num_heads: int, initializer_range: float = 0.02,
                  layer_norm_eps: float = 1e-12, dropout_rate: float = 0.0,
-                 attention_dropout_rate: float = 0.0, **kwargs):
+                 attention_dropout_rate: float = 0.0, head_size: int | None = None, **kwargs):
         super().__init__(**kwargs)
-        if hidden_size % num_heads:
+        if head_size is None and hidden_size % num_heads:
             raise ValueError(f"hidden_size {hidden_size} is not divisible by num_heads {num_heads}.")
         self.hidden_size = hidden_size
         self.num_heads = num_heads
-        self.head_size = hidden_size // num_heads
+        self.head_size = head_size or hidden_size // num_heads
+        self._explicit_head_size = head_size
+        self.all_head_size = self.num_heads * self.head_size
         self.initializer_range = initializer_range
         self.layer_norm_eps = layer_norm_eps
         self.dropout_rate = dropout_rate
         self.attention_dropout_rate = attention_dropout_rate
 
-        def dense(name: str) -> keras.layers.Dense:
-            return keras.layers.Dense(hidden_size, name=name,
+        def dense(units: int, name: str) -> keras.layers.Dense:
+            return keras.layers.Dense(units, name=name,
                                       kernel_initializer=truncated_normal(initializer_range))
 
-        self.query = dense("query")
-        self.key = dense("key")
-        self.value = dense("value")
-        self.output_dense = dense("output_dense")
+        self.query = dense(self.all_head_size, "query")
+        self.key = dense(self.all_head_size, "key")
+        self.value = dense(self.all_head_size, "value")
+        self.output_dense = dense(hidden_size, "output_dense")
         self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, name="layer_norm")
         self.attention_dropout = keras.layers.Dropout(attention_dropout_rate)
         self.output_dropout = keras.layers.Dropout(dropout_rate)
@@ -65,8 +72,9 @@ class SelfAttentionBlock(keras.layers.Layer):
         x_shape = input_shape[0] if isinstance(input_shape, (list, tuple)) and \
             isinstance(input_shape[0], (list, tuple, tf.TensorShape)) else input_shape
         hidden_shape = (None, None, self.hidden_size)
-        for layer in (self.query, self.key, self.value, self.output_dense):
+        for layer in (self.query, self.key, self.value):
             build_sublayer(layer, hidden_shape)
+        build_sublayer(self.output_dense, (None, None, self.all_head_size))
         build_sublayer(self.layer_norm, hidden_shape)
         super().build(x_shape)
 
@@ -78,20 +86,23 @@ class SelfAttentionBlock(keras.layers.Layer):
     def call(self, inputs, training=None) -> tf.Tensor:
         x, mask_bias = inputs
         seq_length = tf.shape(x)[1]
-        q = self._split_heads(self.query(x), seq_length)             # [B, N, F, D]
-        k = self._split_heads(self.key(x), seq_length)               # [B, N, T, D]
-        v = self._split_heads(self.value(x), seq_length)             # [B, N, T, D]
-        q = q * (1.0 / math.sqrt(self.head_size))
-        scores = tf.matmul(q, k, transpose_b=True)                   # BNFD,BNTD->BNFT
+        point = self._quantize_point                                 # identity unless QAT
+        q = self._split_heads(point("query", self.query(x)), seq_length)   # [B, N, F, D]
+        k = self._split_heads(point("key", self.key(x)), seq_length)       # [B, N, T, D]
+        v = self._split_heads(point("value", self.value(x)), seq_length)   # [B, N, T, D]
+        q = point("query_scaled", q * (1.0 / math.sqrt(self.head_size)))
+        scores = point("scores", tf.matmul(q, k, transpose_b=True))  # BNFD,BNTD->BNFT
         # Softmax in float32 even under mixed precision.
-        scores = tf.cast(scores, tf.float32) + tf.cast(mask_bias, tf.float32)
-        probs = tf.cast(tf.nn.softmax(scores, axis=-1), x.dtype)
+        scores = point("masked_scores",
+                       tf.cast(scores, tf.float32) + tf.cast(mask_bias, tf.float32))
+        probs = point("probs", tf.cast(tf.nn.softmax(scores, axis=-1), x.dtype))
         probs = self.attention_dropout(probs, training=training)
-        context = tf.matmul(probs, v)                                # BNFT,BNTD->BNFD
+        context = point("context", tf.matmul(probs, v))             # BNFT,BNTD->BNFD
         context = tf.transpose(context, [0, 2, 1, 3])                # [B, F, N, D]
-        context = tf.reshape(context, [-1, seq_length, self.hidden_size])
-        out = self.output_dropout(self.output_dense(context), training=training)
-        return self.layer_norm(out + x)
+        context = tf.reshape(context, [-1, seq_length, self.all_head_size])
+        out = self.output_dropout(point("attention_output", self.output_dense(context)),
+                                  training=training)
+        return point("output", self.layer_norm(point("residual", out + x)))
 
     def get_prunable_weights(self) -> list[tf.Variable]:
         return [layer.kernel for layer in (self.query, self.key, self.value, self.output_dense)]
@@ -102,4 +113,6 @@ class SelfAttentionBlock(keras.layers.Layer):
                       initializer_range=self.initializer_range,
                       layer_norm_eps=self.layer_norm_eps, dropout_rate=self.dropout_rate,
                       attention_dropout_rate=self.attention_dropout_rate)
+        if self._explicit_head_size is not None:
+            config.update(head_size=self._explicit_head_size)
         return config

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from albert_tf.backend import keras, tf
 from albert_tf.layers.activations import get_activation
-from albert_tf.layers.util import build_sublayer, truncated_normal
+from albert_tf.layers.util import QuantizePointsMixin, build_sublayer, truncated_normal
 
 
 @keras.utils.register_keras_serializable(package="albert_tf")
-class FeedForwardBlock(keras.layers.Layer):
+class FeedForwardBlock(QuantizePointsMixin, keras.layers.Layer):
     """Post-LN feed-forward: ``LayerNorm(x + Dropout(Dense_out(act(Dense_in(x)))))``.
 
     Input and output: ``[B, S, H]``; the intermediate is ``[B, S, I]``.
     Sublayers: ``intermediate`` (H -> I), ``output_dense`` (I -> H), ``layer_norm``.
     """
+
+    QUANTIZE_POINTS = ("intermediate", "activation", "ffn_output", "residual", "output")
 
     def __init__(self, hidden_size: int, intermediate_size: int, activation: str = "gelu",
                  initializer_range: float = 0.02, layer_norm_eps: float = 1e-12,
@@ -40,9 +42,10 @@ class FeedForwardBlock(keras.layers.Layer):
         super().build(input_shape)
 
     def call(self, x: tf.Tensor, training=None) -> tf.Tensor:
-        h = self._activation_fn(self.intermediate(x))                # [B, S, I]
-        out = self.output_dropout(self.output_dense(h), training=training)
-        return self.layer_norm(out + x)
+        point = self._quantize_point                                 # identity unless QAT
+        h = point("activation", self._activation_fn(point("intermediate", self.intermediate(x))))
+        out = self.output_dropout(point("ffn_output", self.output_dense(h)), training=training)
+        return point("output", self.layer_norm(point("residual", out + x)))
 
     def get_prunable_weights(self) -> list[tf.Variable]:
         return [self.intermediate.kernel, self.output_dense.kernel]

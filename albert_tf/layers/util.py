@@ -25,3 +25,22 @@ class WeightlessLayer(keras.layers.Layer):
 
     def get_prunable_weights(self) -> list:
         return []
+
+
+class QuantizePointsMixin:
+    """Named intermediate tensors where quantization-aware training may fake-quantize.
+
+    A layer lists its points in ``QUANTIZE_POINTS`` and passes each such tensor
+    through ``self._quantize_point(name, x)``: the identity unless a TF-MOT
+    ``QuantizeConfig`` (`albert_tf.compression.qat`) has set ``quantize_points`` to
+    ``{name: callable}`` inside its ``QuantizeWrapper``. The float model is unchanged.
+    """
+
+    QUANTIZE_POINTS: tuple = ()
+    quantize_points = None
+
+    def _quantize_point(self, name: str, x):
+        points = self.quantize_points
+        if not points or name not in points:
+            return x
+        return points[name](x)

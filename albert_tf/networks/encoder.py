@@ -114,7 +114,8 @@ def encoder_graph(config: AlbertConfig, inputs: Mapping[str, tf.Tensor],
         return SelfAttentionBlock(config.hidden_size, config.num_attention_heads,
                                   config.initializer_range, config.layer_norm_eps,
                                   config.hidden_dropout_prob,
-                                  config.attention_probs_dropout_prob, name=name)
+                                  config.attention_probs_dropout_prob,
+                                  head_size=config.attention_head_size, name=name)
 
     def make_ffn(name: str) -> FeedForwardBlock:
         return FeedForwardBlock(config.hidden_size, config.intermediate_size, config.hidden_act,

@@ -1,0 +1,73 @@
+"""albert-tf-compress: prune, quantize (QAT), distill or structurally prune a finetuned model.
+
+    albert-tf-compress --init_model=/tmp/sst2/best --model_dir=/tmp/sst2_pruned \\
+        --config_file=compress_sst2_pruning
+    albert-tf-compress --init_model=/tmp/sst2/best --model_dir=/tmp/sst2_qat \\
+        --stages=pruning,qat --params_override=pruning.final_sparsity=0.8
+
+Configuration as the training binaries: the `CompressionConfig` defaults, each
+``--config_file`` (a path or a name in ``official_configs/experiments/``), each
+``--params_override`` (``a.b=1,c=[x,y]``, a YAML string or file), then the flags
+below. Every value is checked before anything is loaded or trained. See
+`albert_tf.compression.pipeline` for what the model directory receives.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_multi_string("config_file", [], "Compression YAML (repeatable; later files win).")
+flags.DEFINE_multi_string("params_override", [], "Overrides: 'a.b=1,c.d=x', YAML, or a file.")
+flags.DEFINE_string("init_model", None, "Finetuned model directory (with task.json).")
+flags.DEFINE_string("model_dir", None, "Output directory.")
+flags.DEFINE_list("stages", None, "Stages in order: structured, distillation, pruning, qat.")
+flags.DEFINE_string("data_dir", None, "Task data root (default ../shared/data).")
+flags.DEFINE_integer("train_batch_size", None, "Training batch size.")
+flags.DEFINE_float("learning_rate", None, "Default peak learning rate of every stage.")
+flags.DEFINE_integer("seed", None, "Random seed.")
+flags.DEFINE_boolean("tflite", None, "Export TFLite files at the end.")
+flags.DEFINE_boolean("print_config", False, "Print the resolved config and exit.")
+
+FLAG_KEYS = {"init_model": "init_model", "model_dir": "model_dir", "stages": "stages",
+             "data_dir": "data.data_dir", "train_batch_size": "data.batch_size",
+             "learning_rate": "optimizer.learning_rate", "seed": "seed",
+             "tflite": "export.tflite"}
+
+
+def config_from_flags():
+    from albert_tf.compression.config import build_compression_config, validate
+    from albert_tf.training.config import override_params
+    config = build_compression_config(FLAGS.config_file, FLAGS.params_override)
+    overrides = {key: getattr(FLAGS, flag) for flag, key in FLAG_KEYS.items()
+                 if getattr(FLAGS, flag) is not None}
+    override_params(config, overrides)
+    validate(config)
+    return config
+
+
+def main(argv) -> None:
+    del argv
+    from albert_tf.compression.config import CompressionConfigError
+    from albert_tf.training.config import ConfigKeyError, ConfigValueError
+    try:
+        config = config_from_flags()
+        if FLAGS.print_config:
+            import yaml
+            print(yaml.safe_dump(config.as_dict(), sort_keys=False))
+            return
+        from albert_tf.compression.pipeline import run
+        run(config)
+    except (CompressionConfigError, ConfigKeyError, ConfigValueError, FileNotFoundError) as e:
+        print(f"albert-tf-compress: error: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+def run() -> None:
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,364 @@
+"""Compression configuration: dataclasses read from YAML and ``--params_override``.
+
+A compression experiment starts from a finetuned model directory (``config.json``,
+weights, ``task.json``, ``vocab.model``, as written by ``albert-tf-finetune``) and runs
+*stages* in the order listed in ``stages``; each stage trains with Keras ``fit`` on the
+task's training split and hands its model to the next::
+
+    init_model: /tmp/sst2/best
+    model_dir: /tmp/sst2_pruned
+    stages: [pruning, qat]          # prune, then quantization-aware training
+    pruning: {final_sparsity: 0.8, begin_step: 0, end_step: 1500, frequency: 50,
+              train_steps: 2000}
+    qat: {activation_ranges: per_depth, train_steps: 1000}
+
+Keys are checked exactly as in `albert_tf.training.config` (same YAML layering and
+``--params_override`` syntax); `validate` rejects bad values with the key's name
+before any model is built or trained. Steps are always *optimizer* steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any
+
+from albert_tf.training.config import (ConfigKeyError, ConfigValueError, OptimizerConfig,
+                                       load_yaml_file, override_params, parse_params_override,
+                                       resolve_config_file)
+
+STAGES = ("structured", "distillation", "pruning", "qat")
+PRUNE_GROUPS = ("attention", "ffn", "embedding_projection", "embeddings", "pooler", "head")
+
+
+class CompressionConfigError(ConfigValueError):
+    """A compression setting is invalid; raised before any training starts."""
+
+
+@dataclasses.dataclass
+class StageTraining:
+    """Training of one stage (fields shared by every stage).
+
+    Attributes:
+      train_steps: optimizer steps of the stage (0 = no training, e.g. one-shot).
+      learning_rate: peak learning rate of the stage (warmup + linear decay as
+        ``optimizer``); 0 = ``optimizer.learning_rate``.
+    """
+
+    train_steps: int = 1000
+    learning_rate: float = 0.0
+
+
+@dataclasses.dataclass
+class PruningConfig(StageTraining):
+    """Unstructured magnitude pruning with TF-MOT (`albert_tf.compression.pruning`).
+
+    Attributes:
+      schedule: ``polynomial_decay`` (TF-MOT ``PolynomialDecay``) or ``constant``
+        (``ConstantSparsity``).
+      initial_sparsity / final_sparsity: the polynomial curve's ends, in [0, 1).
+      target_sparsity: the constant schedule's sparsity, in [0, 1).
+      begin_step / end_step: optimizer steps where pruning starts / stops (the
+        constant schedule accepts end_step -1: until training ends).
+      power: exponent of the polynomial curve (TF-MOT default 3).
+      frequency: optimizer steps between mask updates. TF-MOT's default of 100
+        leaves a run shorter than that dense; here ``end_step - begin_step`` must be
+        a multiple of it so that the final sparsity is really reached.
+      m_by_n: ``"2:4"`` for N:M structured sparsity (m zeros in every n consecutive
+        input weights) instead of magnitude thresholds; kernels whose input width is
+        not a multiple of n keep the unstructured schedule (reported).
+      targets: what to prune: groups (``attention`` q/k/v/output kernels, ``ffn``
+        kernels, ``embedding_projection``, ``embeddings`` word table, ``pooler``,
+        ``head`` task-head Dense) or exact layer names.
+    """
+
+    schedule: str = "polynomial_decay"
+    initial_sparsity: float = 0.0
+    final_sparsity: float = 0.8
+    target_sparsity: float = 0.5
+    begin_step: int = 0
+    end_step: int = 1000
+    power: float = 3.0
+    frequency: int = 100
+    m_by_n: str = ""
+    targets: typing.List[str] = dataclasses.field(
+        default_factory=lambda: ["attention", "ffn", "embedding_projection"])
+
+
+@dataclasses.dataclass
+class QATConfig(StageTraining):
+    """Quantization-aware training with TF-MOT (`albert_tf.compression.qat`).
+
+    Attributes:
+      activation_ranges: ``per_depth`` (each of the L applications of a shared block
+        keeps its own activation ranges; one weight set, one weight quantizer) or
+        ``shared`` (one range per quantization point for all depths, what wrapping
+        the shared layer once gives).
+      activation_quantizer: ``moving_average`` (EMA of batch min/max, initialised from
+        the first batch) or ``last_value``.
+      ema_decay: decay of that EMA (TF-MOT's 0.999 barely moves in a short run).
+      quantize_head: fake-quantize the pooler and the task head too.
+      calibration_examples: representative examples for the TFLite converter
+        (ranges of tensors QAT does not cover: embeddings, LayerNorm internals).
+      per_channel_weights: int8 kernels per output channel instead of per tensor (the
+        TFLite converter only converts that for kernels shared across depths).
+      keep_sparsity: keep the zeros of kernels pruned before (by a ``pruning`` stage or
+        an earlier run: kernels with >= 30% exact zeros) through QAT.
+    """
+
+    activation_ranges: str = "per_depth"
+    activation_quantizer: str = "moving_average"
+    ema_decay: float = 0.99
+    quantize_head: bool = True
+    calibration_examples: int = 200
+    per_channel_weights: bool = False
+    keep_sparsity: bool = True
+
+
+@dataclasses.dataclass
+class DistillationConfig(StageTraining):
+    """Knowledge distillation (`albert_tf.compression.distillation`).
+
+    The *current* model of the pipeline is the teacher unless ``teacher`` names a
+    model directory; the student is built from ``student_config``.
+
+    Attributes:
+      teacher: a finetuned model directory ("" = the pipeline's current model).
+      student_config: official config name or JSON path of the student encoder.
+      student_init: ``random`` or ``teacher`` (copy embeddings and, where shapes
+        match, every k-th teacher layer: needs the same H and E).
+      temperature: softmax temperature of the soft targets.
+      alpha: weight of the soft-target loss (times T^2); ``1 - alpha`` weighs the
+        hard-label cross entropy.
+      hidden_weight: weight of the MSE between matched hidden states (needs the same
+        H in teacher and student).
+      attention_weight: weight of the KL between matched attention distributions
+        (needs the same number of heads).
+      layer_map: teacher layer (1-based) matched by each student layer; empty = the
+        uniform map ``round((i + 1) * L_t / L_s)``.
+    """
+
+    teacher: str = ""
+    student_config: str = ""
+    student_init: str = "random"
+    temperature: float = 2.0
+    alpha: float = 0.5
+    hidden_weight: float = 0.0
+    attention_weight: float = 0.0
+    layer_map: typing.List[int] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class StructuredConfig(StageTraining):
+    """Structured pruning of heads and FFN neurons (`albert_tf.compression.structured`).
+
+    Attributes:
+      head_fraction: fraction of attention heads removed from every attention block.
+      ffn_fraction: fraction of FFN neurons removed from every feed-forward block.
+      importance: ``magnitude`` (weight norms) or ``gradient`` (first-order Taylor
+        ``|sum w * dL/dw|`` over ``importance_batches`` training batches).
+      importance_batches: batches for the gradient importance.
+    """
+
+    head_fraction: float = 0.25
+    ffn_fraction: float = 0.5
+    importance: str = "gradient"
+    importance_batches: int = 32
+
+
+@dataclasses.dataclass
+class CompressionDataConfig:
+    """The task data (the finetuned model's task.json gives task name and seq length).
+
+    Attributes:
+      task: task name for `albert_tf.data.tasks.load_task` ("" = task.json's).
+      data_dir: root of the task data.
+      max_seq_length: training/eval length (0 = task.json's).
+      batch_size / eval_batch_size: examples per training / evaluation batch.
+      length_bucketing: batch training examples of similar length, cut to the longest.
+    """
+
+    task: str = ""
+    data_dir: str = "../shared/data"
+    max_seq_length: int = 0
+    batch_size: int = 32
+    eval_batch_size: int = 128
+    length_bucketing: bool = True
+
+
+@dataclasses.dataclass
+class ExportConfig:
+    """TFLite files written at the end (``model_dir/model.tflite``, ``model_int8.tflite``).
+
+    Attributes:
+      tflite: write a float TFLite model (and an int8 one after QAT).
+      seq_length: fixed sequence length of the TFLite model (0 = dynamic).
+    """
+
+    tflite: bool = True
+    seq_length: int = 128
+
+
+@dataclasses.dataclass
+class CompressionConfig:
+    """One compression experiment (see the module docstring).
+
+    ``run_eagerly`` trains without ``tf.function`` (debugging, tiny models: tracing a
+    pruned or fake-quantized graph takes tens of seconds on a small CPU).
+    """
+
+    init_model: str = ""
+    model_dir: str = ""
+    stages: typing.List[str] = dataclasses.field(default_factory=list)
+    seed: int = 42
+    run_eagerly: bool = False
+    data: CompressionDataConfig = dataclasses.field(default_factory=CompressionDataConfig)
+    optimizer: OptimizerConfig = dataclasses.field(
+        default_factory=lambda: OptimizerConfig(type="adamw", learning_rate=5e-5,
+                                                warmup_fraction=0.1, weight_decay_rate=0.01,
+                                                bias_correction=True))
+    pruning: PruningConfig = dataclasses.field(default_factory=PruningConfig)
+    qat: QATConfig = dataclasses.field(default_factory=QATConfig)
+    distillation: DistillationConfig = dataclasses.field(default_factory=DistillationConfig)
+    structured: StructuredConfig = dataclasses.field(default_factory=StructuredConfig)
+    export: ExportConfig = dataclasses.field(default_factory=ExportConfig)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def parse_m_by_n(text: str) -> tuple[int, int] | None:
+    """``"2:4"`` -> ``(2, 4)``: 2 zeros in every 4 consecutive weights."""
+    if not text:
+        return None
+    parts = str(text).replace("x", ":").replace("/", ":").split(":")
+    try:
+        m, n = (int(p) for p in parts)
+    except ValueError:
+        raise CompressionConfigError(f"pruning.m_by_n: expected 'M:N' such as '2:4', "
+                                     f"got {text!r}.") from None
+    if not 0 < m < n:
+        raise CompressionConfigError(f"pruning.m_by_n: needs 0 < M < N (M zeros in every N "
+                                     f"weights), got {text!r}.")
+    return m, n
+
+
+def _fraction(key: str, value: float, upper_open: bool = True) -> None:
+    ok = 0.0 <= value < 1.0 if upper_open else 0.0 <= value <= 1.0
+    if not ok:
+        bound = "[0, 1)" if upper_open else "[0, 1]"
+        raise CompressionConfigError(f"{key}: must be in {bound}, got {value}.")
+
+
+def validate_pruning(cfg: PruningConfig, key: str = "pruning") -> None:
+    """Rejects impossible schedules (before TF-MOT would, and with the key's name)."""
+    if cfg.schedule not in ("polynomial_decay", "constant"):
+        raise CompressionConfigError(f"{key}.schedule: {cfg.schedule!r} is not one of "
+                                     "['polynomial_decay', 'constant'].")
+    if cfg.schedule == "polynomial_decay":
+        _fraction(f"{key}.initial_sparsity", cfg.initial_sparsity)
+        _fraction(f"{key}.final_sparsity", cfg.final_sparsity)
+        if cfg.end_step < 0:
+            raise CompressionConfigError(f"{key}.end_step: polynomial_decay needs an end step "
+                                         f">= begin_step, got {cfg.end_step}.")
+    else:
+        _fraction(f"{key}.target_sparsity", cfg.target_sparsity)
+    if cfg.begin_step < 0:
+        raise CompressionConfigError(f"{key}.begin_step: must be >= 0, got {cfg.begin_step}.")
+    if cfg.end_step != -1 and cfg.end_step < cfg.begin_step:
+        raise CompressionConfigError(
+            f"{key}.end_step: {cfg.end_step} is before begin_step {cfg.begin_step}; pruning "
+            "runs from begin_step to end_step (optimizer steps).")
+    if cfg.frequency <= 0:
+        raise CompressionConfigError(f"{key}.frequency: must be >= 1, got {cfg.frequency}.")
+    if cfg.schedule == "polynomial_decay" and (cfg.end_step - cfg.begin_step) % cfg.frequency:
+        raise CompressionConfigError(
+            f"{key}.frequency: masks are updated every {cfg.frequency} steps from begin_step "
+            f"{cfg.begin_step}, so end_step {cfg.end_step} is never an update step and "
+            f"final_sparsity {cfg.final_sparsity} would not be reached; make "
+            "end_step - begin_step a multiple of frequency.")
+    if cfg.train_steps and cfg.end_step > cfg.train_steps:
+        raise CompressionConfigError(
+            f"{key}.end_step: {cfg.end_step} is after the last training step "
+            f"({key}.train_steps={cfg.train_steps}); the final sparsity would never be "
+            "reached.")
+    if cfg.train_steps and cfg.begin_step >= cfg.train_steps:
+        raise CompressionConfigError(f"{key}.begin_step: {cfg.begin_step} is not before the "
+                                     f"end of training ({key}.train_steps={cfg.train_steps}).")
+    parse_m_by_n(cfg.m_by_n)
+    if not cfg.targets:
+        raise CompressionConfigError(f"{key}.targets: empty; name what to prune, e.g. "
+                                     f"{list(PRUNE_GROUPS[:3])}.")
+
+
+def validate(config: CompressionConfig) -> None:
+    """Checks every enumerated value and range, naming the key; builds nothing."""
+    for stage in config.stages:
+        if stage not in STAGES:
+            raise CompressionConfigError(f"stages: unknown stage {stage!r}; use some of "
+                                         f"{list(STAGES)} (applied in the order given).")
+    if len(set(config.stages)) != len(config.stages):
+        raise CompressionConfigError(f"stages: {config.stages} lists a stage twice.")
+    if "qat" in config.stages and config.stages[-1] != "qat":
+        raise CompressionConfigError("stages: qat must be the last stage (the fake-quantized "
+                                     "model is what gets converted to int8).")
+    for name in STAGES:
+        stage = getattr(config, name)
+        if stage.train_steps < 0:
+            raise CompressionConfigError(f"{name}.train_steps: must be >= 0.")
+        if stage.learning_rate < 0:
+            raise CompressionConfigError(f"{name}.learning_rate: must be >= 0.")
+    if "pruning" in config.stages:
+        validate_pruning(config.pruning)
+    q = config.qat
+    if q.activation_ranges not in ("per_depth", "shared"):
+        raise CompressionConfigError(f"qat.activation_ranges: {q.activation_ranges!r} is not "
+                                     "one of ['per_depth', 'shared'].")
+    if q.activation_quantizer not in ("moving_average", "last_value"):
+        raise CompressionConfigError(f"qat.activation_quantizer: {q.activation_quantizer!r} is "
+                                     "not one of ['moving_average', 'last_value'].")
+    if not 0.0 <= q.ema_decay < 1.0:
+        raise CompressionConfigError(f"qat.ema_decay: must be in [0, 1), got {q.ema_decay}.")
+    d = config.distillation
+    if "distillation" in config.stages and not d.student_config:
+        raise CompressionConfigError("distillation.student_config: name the student, e.g. "
+                                     "albert_mini or a config JSON path.")
+    if d.student_init not in ("random", "teacher"):
+        raise CompressionConfigError(f"distillation.student_init: {d.student_init!r} is not "
+                                     "one of ['random', 'teacher'].")
+    if d.temperature <= 0:
+        raise CompressionConfigError(f"distillation.temperature: must be > 0, got "
+                                     f"{d.temperature}.")
+    _fraction("distillation.alpha", d.alpha, upper_open=False)
+    for key in ("hidden_weight", "attention_weight"):
+        if getattr(d, key) < 0:
+            raise CompressionConfigError(f"distillation.{key}: must be >= 0.")
+    s = config.structured
+    _fraction("structured.head_fraction", s.head_fraction)
+    _fraction("structured.ffn_fraction", s.ffn_fraction)
+    if s.importance not in ("magnitude", "gradient"):
+        raise CompressionConfigError(f"structured.importance: {s.importance!r} is not one of "
+                                     "['magnitude', 'gradient'].")
+    if s.importance == "gradient" and s.importance_batches <= 0:
+        raise CompressionConfigError("structured.importance_batches: must be >= 1.")
+    if config.data.batch_size <= 0 or config.data.eval_batch_size <= 0:
+        raise CompressionConfigError("data.batch_size and data.eval_batch_size must be >= 1.")
+
+
+def build_compression_config(config_files=(), params_overrides=(),
+                             base: CompressionConfig | None = None) -> CompressionConfig:
+    """Defaults, then each YAML file, then each ``params_override``, then `validate`."""
+    config = base if base is not None else CompressionConfig()
+    for path in config_files or ():
+        path = resolve_config_file(path)
+        try:
+            override_params(config, load_yaml_file(path))
+        except (ConfigKeyError, ConfigValueError) as e:
+            raise type(e)(f"{path}: {e}") from None
+    for text in params_overrides or ():
+        try:
+            override_params(config, parse_params_override(text))
+        except (ConfigKeyError, ConfigValueError) as e:
+            raise type(e)(f"--params_override: {e}") from None
+    validate(config)
+    return config

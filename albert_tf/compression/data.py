@@ -1,0 +1,153 @@
+"""Task data and Keras ``fit`` plumbing for the compression stages.
+
+TF-MOT is built around ``model.fit`` (pruning needs its step callback, QAT's
+quantizers run as layer updates), so every stage trains with ``fit`` on the task's
+training split, with the training library's optimizer (`build_optimizer`: AdamW or
+LAMB, warmup + linear decay), and is scored on the dev split. Test splits are never
+used.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+from typing import Sequence
+
+import numpy as np
+
+from albert_tf.backend import keras, tf
+from albert_tf.checkpoints import TaskInfo
+
+
+@dataclasses.dataclass
+class TaskInputs:
+    """A task's examples and tokenizer, ready to make datasets."""
+
+    name: str
+    train: list
+    dev: list
+    label_list: list | None
+    is_regression: bool
+    tokenizer: object
+    max_seq_length: int
+
+    def train_dataset(self, batch_size: int, seed: int = 0) -> tf.data.Dataset:
+        """Shuffled, length-bucketed, repeated ``(features, labels)`` batches."""
+        from albert_tf.data.tasks import classification_dataset
+        return classification_dataset(
+            self.train, self.tokenizer, self.max_seq_length, batch_size, is_training=True,
+            seed=seed, label_list=self.label_list, is_regression=self.is_regression,
+            drop_remainder=True).repeat()
+
+    def dev_dataset(self, batch_size: int, examples: Sequence | None = None) -> tf.data.Dataset:
+        from albert_tf.data.tasks import classification_dataset
+        return classification_dataset(
+            list(examples if examples is not None else self.dev), self.tokenizer,
+            self.max_seq_length, batch_size, is_training=False, label_list=self.label_list,
+            is_regression=self.is_regression)
+
+    def encoded(self, examples: Sequence, seq_length: int | None = None):
+        """``(features dict of int32 [n, seq_length], labels)``, padded to ``seq_length``."""
+        from albert_tf.data.tasks import encode_examples
+        seq = seq_length or self.max_seq_length
+        words, types, labels = encode_examples(examples, self.tokenizer, seq, self.label_list,
+                                               self.is_regression)
+        n = len(words)
+        out = {name: np.zeros((n, seq), np.int32)
+               for name in ("input_word_ids", "input_mask", "input_type_ids")}
+        out["input_word_ids"][:] = self.tokenizer.pad_id
+        for i, (w, t) in enumerate(zip(words, types)):
+            out["input_word_ids"][i, :len(w)] = w
+            out["input_type_ids"][i, :len(t)] = t
+            out["input_mask"][i, :len(w)] = 1
+        return out, np.asarray(labels)
+
+
+def load_task_inputs(task_info: TaskInfo, data_dir: str, vocab_file: str,
+                     task_name: str = "", max_seq_length: int = 0) -> TaskInputs:
+    """The examples of ``task_name`` (default ``task_info.task``) and the tokenizer."""
+    from albert_tf.data.tasks import load_task
+    from albert_tf.text.tokenizer import AlbertTokenizer
+    name = task_name or task_info.task
+    data, errors = None, []
+    for root in (data_dir, os.path.join(data_dir, "glue")):   # ../shared/data or its glue/
+        try:
+            data = load_task(name, root)
+            break
+        except Exception as e:  # noqa: BLE001  (TaskDataError, missing directory)
+            errors.append(f"{root}: {e}")
+    if data is None:
+        raise FileNotFoundError(f"task {name!r}: no data under {data_dir} ({'; '.join(errors)}).")
+    tokenizer = AlbertTokenizer(vocab_file, do_lower_case=task_info.do_lower_case)
+    label_list = list(data.label_list) if data.label_list else None
+    return TaskInputs(name, data.train, data.dev, label_list, bool(data.is_regression),
+                      tokenizer, max_seq_length or task_info.max_seq_length)
+
+
+def default_data_dir(data_dir: str) -> str:
+    if data_dir:
+        return data_dir
+    return os.environ.get("ALBERT_TF_DATA", os.path.join("..", "shared", "data"))
+
+
+# ------------------------------------------------------------------------------ fitting
+def task_loss(is_regression: bool):
+    if is_regression:
+        return keras.losses.MeanSquaredError()
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def make_optimizer(optimizer_config, train_steps: int, learning_rate: float = 0.0):
+    """The training library's optimizer for a stage of ``train_steps`` steps."""
+    from albert_tf.training.optimization import build_optimizer
+    cfg = copy.deepcopy(optimizer_config)
+    if learning_rate:
+        cfg.learning_rate = learning_rate
+    return build_optimizer(cfg, max(1, train_steps))
+
+
+def compile_stage(model: keras.Model, optimizer_config, train_steps: int,
+                  learning_rate: float = 0.0, is_regression: bool = False,
+                  run_eagerly: bool = False) -> keras.Model:
+    metrics = [] if is_regression else [keras.metrics.SparseCategoricalAccuracy(name="acc")]
+    model.compile(optimizer=make_optimizer(optimizer_config, train_steps, learning_rate),
+                  loss=task_loss(is_regression), metrics=metrics, run_eagerly=run_eagerly)
+    return model
+
+
+def fit_steps(model: keras.Model, dataset: tf.data.Dataset, steps: int, callbacks=(),
+              log_every: int = 0) -> dict:
+    """``steps`` optimizer steps of ``fit`` (one "epoch"); returns the last logs."""
+    if steps <= 0:
+        return {}
+    verbose = 2 if log_every else 0
+    history = model.fit(dataset.map(_single_output), steps_per_epoch=steps, epochs=1,
+                        callbacks=list(callbacks), verbose=verbose)
+    return {k: float(v[-1]) for k, v in history.history.items()}
+
+
+def _single_output(features, labels):
+    return features, labels
+
+
+def predict_logits(model: keras.Model, dataset: tf.data.Dataset, key: str = "logits"):
+    """Concatenated model outputs and labels over ``dataset``."""
+    outputs, labels = [], []
+    fn = tf.function(lambda x: model(x, training=False), reduce_retracing=True)
+    for features, y in dataset:
+        out = fn(features)
+        out = out[key] if isinstance(out, dict) else out
+        outputs.append(np.asarray(out, np.float32))
+        labels.append(np.asarray(y))
+    return np.concatenate(outputs), np.concatenate(labels)
+
+
+def evaluate(model: keras.Model, dataset: tf.data.Dataset, is_regression: bool = False) -> dict:
+    """Dev metrics: ``accuracy`` (classification) or ``mse`` (regression), ``examples``."""
+    key = "value" if is_regression else "logits"
+    outputs, labels = predict_logits(model, dataset, key)
+    if is_regression:
+        return {"mse": float(np.mean((outputs.reshape(-1) - labels) ** 2)),
+                "examples": len(labels)}
+    return {"accuracy": float(np.mean(outputs.argmax(-1) == labels)), "examples": len(labels)}
