@@ -2,8 +2,9 @@
 
     nice -n 10 .venv/bin/python benchmarks/compression_distillation.py
 
-Student: E=64, H=128, 2 heads, I=512, 4 layers, no sharing (albert_mini without
-sharing). Trained 3000 steps from scratch twice, with the same schedule: distilled
+Student: E=64, H=128, 2 heads, I=512, 2 layers, no sharing (albert_mini with half the
+layers and no sharing; with 4 layers it was 2.8-3.1x faster than the teacher, with 3
+layers 2.8x). Trained 3000 steps from scratch twice, with the same schedule: distilled
 (soft targets at T=2 plus hard labels, alpha=0.5) and directly on the labels (the small
 model trained directly). Teacher and students are timed by compression_latency.py.
 """
@@ -18,6 +19,7 @@ from albert_tf.compression.pipeline import compress_model, student_config
 
 STEPS = 3000
 STUDENT = "albert_mini"
+STUDENT_LAYERS = 2
 
 
 def main() -> None:
@@ -27,7 +29,8 @@ def main() -> None:
                           distillation__train_steps=STEPS, distillation__learning_rate=5e-4)
     inputs = load_task_inputs(task_info, DATA_DIR, vocab, max_seq_length=SEQ)
     teacher_params = model.count_params()
-    cfg = student_config(config, model.albert_config).replace(sharing="none")
+    cfg = student_config(config, model.albert_config).replace(
+        sharing="none", num_hidden_layers=STUDENT_LAYERS)
     with open(config_path := "/tmp/albert_tf_compression_student.json", "w"):
         pass
     cfg.to_json(config_path)
@@ -36,7 +39,7 @@ def main() -> None:
     directory = save(student, "distilled", task_info, vocab)
     file = export(directory, "distilled")
     save_result("distillation", {
-        "method": "distilled student (albert_mini shape, no sharing)", "model_dir": directory,
+        "method": f"distilled student (H=128, L={STUDENT_LAYERS}, no sharing)", "model_dir": directory,
         "tflite": file, "params": student.count_params(), "teacher_params": teacher_params,
         "student_config": cfg.to_dict(),
         "keras_dev_accuracy": report["dev"]["distillation"]["accuracy"],

@@ -1,12 +1,14 @@
 """Times every TFLite file of the experiments together (batch 1, seq 128, 2 threads).
 
     .venv/bin/python benchmarks/compression_latency.py      # not niced: it is a timing
+    .venv/bin/python benchmarks/compression_latency.py --only=start,structured --rounds=9
 
 `albert_tf.benchmark.worker` (LiteRT + XNNPACK) in a fresh process per file and round;
 rounds interleave the files so that load from other processes hits them alike; the
 reported latency is the median of the per-round medians.
 """
 
+import argparse
 import glob
 import json
 import os
@@ -15,17 +17,30 @@ from compression_common import RESULTS, latency, log
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", default="", help="comma list of result names")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
     files = {}
     for result_file in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
         with open(result_file) as f:
             result = json.load(f)
+        if only and os.path.basename(result_file)[:-5] not in only:
+            continue
         for key in ("tflite", "float_tflite", "ptq_tflite"):
             if result.get(key):
                 files[f"{os.path.basename(result_file)[:-5]}:{key}"] = result[key]
     log(f"timing {len(files)} files")
-    times = latency(files, rounds=5, seconds=4.0)
-    with open(os.path.join(RESULTS, "latency.json"), "w") as f:
-        json.dump(times, f, indent=2)
+    times = latency(files, rounds=args.rounds, seconds=4.0)
+    path = os.path.join(RESULTS, "latency.json")
+    merged = {}
+    if only and os.path.exists(path):        # a partial re-timing updates those files
+        with open(path) as f:
+            merged = json.load(f)
+    merged.update(times)
+    with open(path, "w") as f:
+        json.dump(merged, f, indent=2)
     for key, value in times.items():
         log(f"{key}: {value:.2f} ms")
 

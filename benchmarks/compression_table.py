@@ -19,10 +19,11 @@ ROWS = [  # (result file, tflite key, label)
     ("pruning_emb", "tflite", "pruned 80% incl. word embeddings, float"),
     ("prune_qat_per_depth", "tflite", "pruned 80% -> QAT -> full int8"),
     ("structured", "tflite", "structured: -25% heads, -50% FFN, float"),
-    ("distillation", "tflite", "distilled student (H=128, L=4), float"),
+    ("distillation", "tflite", "distilled student (H=128, L=2), float"),
     ("student_direct", "tflite", "same student, no teacher, float"),
     ("distill_qat_per_depth", "tflite", "distilled student -> QAT -> full int8"),
     ("distill_qat_ptq", "ptq_tflite", "distilled student -> PTQ full int8"),
+    ("distill_ptq_xnnpack", "tflite", "distilled student -> PTQ int8, XNNPACK layout"),
 ]
 
 
@@ -54,12 +55,12 @@ def main() -> None:
 
         def pct(v):
             return f"{100 * v:.2f}" if v is not None else "-"
-        lines.append(
-            f"| {label} | {pct(keras_acc)} | {pct(tfl_acc)} | "
-            f"{r.get('params', '-'):,} | {size / 1e6:.2f} | {gz / 1e6:.2f} | "
-            f"{ms:.2f} | {start_ms / ms:.2f}x |" if ms and start_ms else
-            f"| {label} | {pct(keras_acc)} | {pct(tfl_acc)} | {r.get('params', '-')} | "
-            f"{size / 1e6:.2f} | {gz / 1e6:.2f} | - | - |")
+        params = r.get("params")
+        params = f"{params:,}" if isinstance(params, int) else "-"
+        speed = f"{start_ms / ms:.2f}x" if ms and start_ms else "-"
+        ms = f"{ms:.2f}" if ms else "-"
+        lines.append(f"| {label} | {pct(keras_acc)} | {pct(tfl_acc)} | {params} | "
+                     f"{size / 1e6:.2f} | {gz / 1e6:.2f} | {ms} | {speed} |")
     table = "\n".join(lines)
     print(table)
     with open(args.write, "w") as f:

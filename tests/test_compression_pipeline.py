@@ -55,8 +55,7 @@ def test_unprunable_target_fails_before_any_training(tmp_path, data_dir, monkeyp
 
 
 def test_cli_reports_bad_input_and_exits(tmp_path):
-    # A subprocess: the binary's absl flags must not be defined in the test process,
-    # where albert_tf.bin.finetune defines flags of the same names.
+    # A subprocess: the binary exits the process (absl's app.run).
     import subprocess
     import sys
     result = subprocess.run(

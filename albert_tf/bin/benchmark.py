@@ -16,21 +16,27 @@ import os
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("models", ["albert_base", "albert_large", "albert_xlarge", "albert_xxlarge",
-                             "bert_base", "bert_large"],
-                  "Official configs to time with random weights.")
-flags.DEFINE_list("model_dirs", [], "Model directories (trained weights) to time as well.")
-flags.DEFINE_list("runtimes", None, "Runtimes (default: all): tf, tflite_none, tflite_dynamic, "
-                  "tflite_int8, torch, torch_int8, onnx, onnx_int8.")
-flags.DEFINE_list("shapes", ["1x128", "32x128", "1x384", "32x384", "1x16", "1x32"],
-                  "BATCHxSEQ shapes.")
-flags.DEFINE_integer("threads", 2, "Threads per runtime.")
-flags.DEFINE_float("min_seconds", 3.0, "Minimum timed seconds per shape.")
-flags.DEFINE_string("output_dir", "runs/benchmark", "Report, JSON, plots and artifacts.")
-flags.DEFINE_string("data_dir", os.path.join("..", "shared", "data"),
-                    "Real text for int8 calibration (SST-2 train).")
-flags.DEFINE_boolean("quick", False, "A ~2-minute run: albert_base and bert_base, batch 1 x "
-                     "seq 128, TFLite dynamic/int8 and PyTorch dynamic int8.")
+
+
+def define_flags() -> None:
+    """Defines the flags. Called by `run`, not at import: every binary shares absl's
+    one flag registry, and several define the same names."""
+    flags.DEFINE_list("models", ["albert_base", "albert_large", "albert_xlarge", "albert_xxlarge",
+                                 "bert_base", "bert_large"],
+                      "Official configs to time with random weights.")
+    flags.DEFINE_list("model_dirs", [], "Model directories (trained weights) to time as well.")
+    flags.DEFINE_list("runtimes", None, "Runtimes (default: all): tf, tflite_none, tflite_dynamic, "
+                      "tflite_int8, torch, torch_int8, onnx, onnx_int8.")
+    flags.DEFINE_list("shapes", ["1x128", "32x128", "1x384", "32x384", "1x16", "1x32"],
+                      "BATCHxSEQ shapes.")
+    flags.DEFINE_integer("threads", 2, "Threads per runtime.")
+    flags.DEFINE_float("min_seconds", 3.0, "Minimum timed seconds per shape.")
+    flags.DEFINE_string("output_dir", "runs/benchmark", "Report, JSON, plots and artifacts.")
+    flags.DEFINE_string("data_dir", os.path.join("..", "shared", "data"),
+                        "Real text for int8 calibration (SST-2 train).")
+    flags.DEFINE_boolean("quick", False, "A ~2-minute run: albert_base and bert_base, batch 1 x "
+                         "seq 128, TFLite dynamic/int8 and PyTorch dynamic int8.")
+
 
 
 def main(argv: list[str]) -> None:
@@ -75,6 +81,7 @@ def main(argv: list[str]) -> None:
 
 
 def run() -> None:
+    define_flags()
     app.run(main)
 
 

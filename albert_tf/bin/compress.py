@@ -19,17 +19,23 @@ import sys
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_multi_string("config_file", [], "Compression YAML (repeatable; later files win).")
-flags.DEFINE_multi_string("params_override", [], "Overrides: 'a.b=1,c.d=x', YAML, or a file.")
-flags.DEFINE_string("init_model", None, "Finetuned model directory (with task.json).")
-flags.DEFINE_string("model_dir", None, "Output directory.")
-flags.DEFINE_list("stages", None, "Stages in order: structured, distillation, pruning, qat.")
-flags.DEFINE_string("data_dir", None, "Task data root (default ../shared/data).")
-flags.DEFINE_integer("train_batch_size", None, "Training batch size.")
-flags.DEFINE_float("learning_rate", None, "Default peak learning rate of every stage.")
-flags.DEFINE_integer("seed", None, "Random seed.")
-flags.DEFINE_boolean("tflite", None, "Export TFLite files at the end.")
-flags.DEFINE_boolean("print_config", False, "Print the resolved config and exit.")
+
+
+def define_flags() -> None:
+    """Defines the flags. Called by `run`, not at import: every binary shares absl's
+    one flag registry, and several define the same names."""
+    flags.DEFINE_multi_string("config_file", [], "Compression YAML (repeatable; later files win).")
+    flags.DEFINE_multi_string("params_override", [], "Overrides: 'a.b=1,c.d=x', YAML, or a file.")
+    flags.DEFINE_string("init_model", None, "Finetuned model directory (with task.json).")
+    flags.DEFINE_string("model_dir", None, "Output directory.")
+    flags.DEFINE_list("stages", None, "Stages in order: structured, distillation, pruning, qat.")
+    flags.DEFINE_string("data_dir", None, "Task data root (default ../shared/data).")
+    flags.DEFINE_integer("train_batch_size", None, "Training batch size.")
+    flags.DEFINE_float("learning_rate", None, "Default peak learning rate of every stage.")
+    flags.DEFINE_integer("seed", None, "Random seed.")
+    flags.DEFINE_boolean("tflite", None, "Export TFLite files at the end.")
+    flags.DEFINE_boolean("print_config", False, "Print the resolved config and exit.")
+
 
 FLAG_KEYS = {"init_model": "init_model", "model_dir": "model_dir", "stages": "stages",
              "data_dir": "data.data_dir", "train_batch_size": "data.batch_size",
@@ -66,6 +72,7 @@ def main(argv) -> None:
 
 
 def run() -> None:
+    define_flags()
     app.run(main)
 
 

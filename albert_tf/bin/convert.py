@@ -19,19 +19,25 @@ import sys
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("from", None, ["google", "hf", "keras_hub"],
-                  "Source format (required unless --to=hf).")
-flags.DEFINE_enum("to", "albert_tf", ["albert_tf", "hf"],
-                  "Target: an albert-tf model directory, or a Hugging Face directory "
-                  "(then --input is an albert-tf model directory).")
-flags.DEFINE_string("input", None, "Checkpoint prefix or directory, HF directory, keras-hub "
-                    "preset directory, or (with --to=hf) an albert-tf model directory.")
-flags.DEFINE_string("output_dir", None, "Directory to write (atomically).")
-flags.DEFINE_string("config", None, "--from=google only: albert_config.json, when it is not "
-                    "beside the checkpoint.")
-flags.DEFINE_bool("allow_unmapped", False, "Skip source tensors that are in no row of the "
-                  "name map instead of failing.")
-flags.DEFINE_bool("overwrite", False, "Replace a non-empty --output_dir.")
+
+
+def define_flags() -> None:
+    """Defines the flags. Called by `run`, not at import: every binary shares absl's
+    one flag registry, and several define the same names."""
+    flags.DEFINE_enum("from", None, ["google", "hf", "keras_hub"],
+                      "Source format (required unless --to=hf).")
+    flags.DEFINE_enum("to", "albert_tf", ["albert_tf", "hf"],
+                      "Target: an albert-tf model directory, or a Hugging Face directory "
+                      "(then --input is an albert-tf model directory).")
+    flags.DEFINE_string("input", None, "Checkpoint prefix or directory, HF directory, keras-hub "
+                        "preset directory, or (with --to=hf) an albert-tf model directory.")
+    flags.DEFINE_string("output_dir", None, "Directory to write (atomically).")
+    flags.DEFINE_string("config", None, "--from=google only: albert_config.json, when it is not "
+                        "beside the checkpoint.")
+    flags.DEFINE_bool("allow_unmapped", False, "Skip source tensors that are in no row of the "
+                      "name map instead of failing.")
+    flags.DEFINE_bool("overwrite", False, "Replace a non-empty --output_dir.")
+
 
 
 def run_conversion(source_format: str | None, target: str, input_path: str | None,
@@ -75,6 +81,7 @@ def main(argv: list[str]) -> int:
 
 
 def run() -> None:
+    define_flags()
     app.run(main)
 
 

@@ -21,34 +21,40 @@ import sys
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("model_dir", None, "Model directory (config.json, weights, task.json, "
-                    "vocab.model).")
-flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite"], "What to export.")
-flags.DEFINE_string("output", None, "saved_model: base directory (the model goes to "
-                    "<output>/<name>/<version>/); tflite: the export directory.")
-flags.DEFINE_string("vocab_file", None, "SentencePiece model (default <model_dir>/vocab.model).")
-flags.DEFINE_boolean("overwrite", False, "Replace an existing export.")
-# SavedModel
-flags.DEFINE_string("name", None, "saved_model: model name (default: the task name).")
-flags.DEFINE_integer("version", None, "saved_model: version (default: next free number).")
-# TFLite
-flags.DEFINE_enum("quantization", "none",
-                  ["none", "float16", "dynamic", "int8", "int16x8", "qat"],
-                  "tflite: weight/activation quantization.")
-flags.DEFINE_list("seq_lengths", None, "tflite: sequence-length buckets, one signature each "
-                  "(default: the model's max_seq_length).")
-flags.DEFINE_integer("batch_size", 1, "tflite: static batch size of the signatures.")
-flags.DEFINE_boolean("with_tokenizer", False, "tflite: take strings (in-graph "
-                     "FastSentencepieceTokenizer; register tf-text custom ops at load time).")
-flags.DEFINE_string("calibration_file", None, "int8: TSV of real task text (default: the "
-                    "task's train split via albert_tf.data).")
-flags.DEFINE_string("data_dir", None, "int8: task data root (default ../shared/data).")
-flags.DEFINE_integer("num_calibration", 256, "int8: calibration examples.")
-flags.DEFINE_string("int8_float_ops", "xnnpack", "int8: ops kept in float: 'xnnpack' (fast "
-                    "on CPUs), 'none' (every op integer) or comma-separated op names.")
-flags.DEFINE_boolean("strict_int8", False, "int8: fail if any op cannot be integer.")
-flags.DEFINE_string("qat_model_dir", None, "qat: the quantization-aware Keras model "
-                    "(default <model_dir>/qat).")
+
+
+def define_flags() -> None:
+    """Defines the flags. Called by `run`, not at import: every binary shares absl's
+    one flag registry, and several define the same names."""
+    flags.DEFINE_string("model_dir", None, "Model directory (config.json, weights, task.json, "
+                        "vocab.model).")
+    flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite"], "What to export.")
+    flags.DEFINE_string("output", None, "saved_model: base directory (the model goes to "
+                        "<output>/<name>/<version>/); tflite: the export directory.")
+    flags.DEFINE_string("vocab_file", None, "SentencePiece model (default <model_dir>/vocab.model).")
+    flags.DEFINE_boolean("overwrite", False, "Replace an existing export.")
+
+    # SavedModel
+    flags.DEFINE_string("name", None, "saved_model: model name (default: the task name).")
+    flags.DEFINE_integer("version", None, "saved_model: version (default: next free number).")
+    # TFLite
+    flags.DEFINE_enum("quantization", "none",
+                      ["none", "float16", "dynamic", "int8", "int16x8", "qat"],
+                      "tflite: weight/activation quantization.")
+    flags.DEFINE_list("seq_lengths", None, "tflite: sequence-length buckets, one signature each "
+                      "(default: the model's max_seq_length).")
+    flags.DEFINE_integer("batch_size", 1, "tflite: static batch size of the signatures.")
+    flags.DEFINE_boolean("with_tokenizer", False, "tflite: take strings (in-graph "
+                         "FastSentencepieceTokenizer; register tf-text custom ops at load time).")
+    flags.DEFINE_string("calibration_file", None, "int8: TSV of real task text (default: the "
+                        "task's train split via albert_tf.data).")
+    flags.DEFINE_string("data_dir", None, "int8: task data root (default ../shared/data).")
+    flags.DEFINE_integer("num_calibration", 256, "int8: calibration examples.")
+    flags.DEFINE_string("int8_float_ops", "xnnpack", "int8: ops kept in float: 'xnnpack' (fast "
+                        "on CPUs), 'none' (every op integer) or comma-separated op names.")
+    flags.DEFINE_boolean("strict_int8", False, "int8: fail if any op cannot be integer.")
+    flags.DEFINE_string("qat_model_dir", None, "qat: the quantization-aware Keras model "
+                        "(default <model_dir>/qat).")
 
 
 def main(argv) -> None:
@@ -99,6 +105,7 @@ def main(argv) -> None:
 
 
 def run() -> None:
+    define_flags()
     app.run(main)
 
 

@@ -22,13 +22,19 @@ from absl import app, flags
 from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
-training_flags.define_common_flags()
-flags.DEFINE_string("task", None, "Task name (sst2, rte, cola, stsb, mr, ..., squad).")
-flags.DEFINE_string("data_dir", None, "Root of the task data (default ../shared/data).")
-flags.DEFINE_string("vocab_file", None, "SentencePiece model "
-                    "(default official_configs/vocab/imdb_pydocs_8k.model).")
-flags.DEFINE_boolean("do_lower_case", None, "Lower-case inputs.")
-flags.DEFINE_string("predict_output", None, "Where --mode=predict writes its TSV.")
+
+
+def define_flags() -> None:
+    """Defines the flags. Called by `run`, not at import: every binary shares absl's
+    one flag registry, and several define the same names."""
+    training_flags.define_common_flags()
+    flags.DEFINE_string("task", None, "Task name (sst2, rte, cola, stsb, mr, ..., squad).")
+    flags.DEFINE_string("data_dir", None, "Root of the task data (default ../shared/data).")
+    flags.DEFINE_string("vocab_file", None, "SentencePiece model "
+                        "(default official_configs/vocab/imdb_pydocs_8k.model).")
+    flags.DEFINE_boolean("do_lower_case", None, "Lower-case inputs.")
+    flags.DEFINE_string("predict_output", None, "Where --mode=predict writes its TSV.")
+
 
 EXTRA_KEYS = {"task": "task.name", "data_dir": "task.data_dir", "vocab_file": "task.vocab_file",
               "do_lower_case": "task.do_lower_case", "predict_output": "task.predict_output"}
@@ -60,6 +66,7 @@ def main(argv) -> None:
 
 
 def run() -> None:
+    define_flags()
     app.run(main)
 
 

@@ -12,8 +12,14 @@ import os
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("models", None, "Config names or paths (default: all official configs).")
-flags.DEFINE_string("sharing", None, "Override the sharing mode (all, attention, ffn, none).")
+
+
+def define_flags() -> None:
+    """Defines the flags. Called by `run`, not at import: every binary shares absl's
+    one flag registry, and several define the same names."""
+    flags.DEFINE_list("models", None, "Config names or paths (default: all official configs).")
+    flags.DEFINE_string("sharing", None, "Override the sharing mode (all, attention, ffn, none).")
+
 
 
 def official_names() -> list[str]:
@@ -45,6 +51,7 @@ def main(argv: list[str]) -> None:
 
 
 def run() -> None:
+    define_flags()
     app.run(main)
 
 

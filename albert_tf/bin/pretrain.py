@@ -21,10 +21,16 @@ from absl import app, flags
 from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
-training_flags.define_common_flags()
-flags.DEFINE_string("train_files", None, "Training TFRecord pattern(s), comma-separated.")
-flags.DEFINE_string("eval_files", None, "Held-out TFRecord pattern(s) for evaluation.")
-flags.DEFINE_integer("max_predictions_per_seq", None, "Masked positions per sequence.")
+
+
+def define_flags() -> None:
+    """Defines the flags. Called by `run`, not at import: every binary shares absl's
+    one flag registry, and several define the same names."""
+    training_flags.define_common_flags()
+    flags.DEFINE_string("train_files", None, "Training TFRecord pattern(s), comma-separated.")
+    flags.DEFINE_string("eval_files", None, "Held-out TFRecord pattern(s) for evaluation.")
+    flags.DEFINE_integer("max_predictions_per_seq", None, "Masked positions per sequence.")
+
 
 EXTRA_KEYS = {"train_files": "task.train_data.input_path",
               "eval_files": "task.validation_data.input_path",
@@ -58,6 +64,7 @@ def main(argv) -> None:
 
 
 def run() -> None:
+    define_flags()
     app.run(main)
 
 

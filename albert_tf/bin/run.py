@@ -13,12 +13,18 @@ import sys
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("experiment", "run_quick",
-                    "Pipeline YAML (path, or a name in official_configs/experiments/).")
-flags.DEFINE_multi_string("params_override", [], "Overrides, e.g. 'pretrain.seconds=60'.")
-flags.DEFINE_string("data_dir", None, "Real data root (default from the experiment: "
-                    "../shared/data).")
-flags.DEFINE_string("output_dir", None, "Where the run writes (default from the experiment).")
+
+
+def define_flags() -> None:
+    """Defines the flags. Called by `run`, not at import: every binary shares absl's
+    one flag registry, and several define the same names."""
+    flags.DEFINE_string("experiment", "run_quick",
+                        "Pipeline YAML (path, or a name in official_configs/experiments/).")
+    flags.DEFINE_multi_string("params_override", [], "Overrides, e.g. 'pretrain.seconds=60'.")
+    flags.DEFINE_string("data_dir", None, "Real data root (default from the experiment: "
+                        "../shared/data).")
+    flags.DEFINE_string("output_dir", None, "Where the run writes (default from the experiment).")
+
 
 
 def main(argv: list[str]) -> None:
@@ -40,6 +46,7 @@ def main(argv: list[str]) -> None:
 
 
 def run() -> None:
+    define_flags()
     app.run(main)
 
 

@@ -16,9 +16,7 @@ FLAGS = flags.FLAGS
 
 
 def define_common_flags() -> None:
-    """Defines the common flags (once per process, so both binaries can be imported)."""
-    if "params_override" in FLAGS:
-        return
+    """Defines the flags common to the training binaries (from their ``define_flags``)."""
     flags.DEFINE_enum("mode", "train_and_eval", ["train", "eval", "train_and_eval", "predict"],
                       "What to run.")
     flags.DEFINE_multi_string("config_file", [], "Experiment YAML (repeatable; later files win). "
