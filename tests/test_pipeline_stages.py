@@ -69,3 +69,142 @@ def test_report_files_are_written(tmp_path):
     assert "| large | 1.0 | 7.200 | 5.000 |" in text
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["pareto_front"] == ["a", "b"]
+
+
+# ------------------------------------------------------------------------- compression
+from albert_tf.pipeline import compress as compress_lib  # noqa: E402
+from albert_tf.pipeline.experiment import PipelineConfig, load_pipeline_config  # noqa: E402
+from albert_tf.training.config import ConfigValueError  # noqa: E402
+
+
+@pytest.mark.parametrize("override, key", [
+    ("compress.prune_sparsities=[0.5,1.5]", "compress.prune_sparsities: 1.5 is not in"),
+    ("compress.prune_sparsities=[0.5,0.5]", "compress.prune_sparsities.*twice"),
+    ("compress.models=[albert_base]", "compress.models: .*albert_base.*pretrain.models"),
+    ("compress.quantizations=[qat]", "compress.quantizations: 'qat'"),
+    ("compress.seconds=0", "compress.seconds: must be positive"),
+    ("compress.distill=true,compress.distill_student=no_such_model", "compress.distill_student"),
+    ("pretrain.models=[albert_mini,no_such_model]", "pretrain.models: 'no_such_model'"),
+])
+def test_bad_compression_keys_fail_naming_the_key(override, key):
+    with pytest.raises(ConfigValueError, match=key):
+        load_pipeline_config("run_quick", [override])
+
+
+def test_a_bad_sparsity_fails_before_anything_runs(tmp_path):
+    config = PipelineConfig(output_dir=str(tmp_path / "run"))
+    config.compress.prune_sparsities = [1.5]
+    from albert_tf.pipeline.run import run_pipeline
+    with pytest.raises(ConfigValueError,
+                       match=r"compress.prune_sparsities: 1.5 is not in \(0, 1\)"):
+        run_pipeline(config, echo=lambda s: None)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3, 7, 10, 11, 99, 450, 4001])
+def test_step_budgets_give_valid_pruning_schedules(steps):
+    from albert_tf.compression.config import PruningConfig, validate_pruning
+    schedule = compress_lib.pruning_schedule(steps)
+    validate_pruning(PruningConfig(**schedule))        # reaches its final sparsity
+    assert schedule["end_step"] <= steps and schedule["end_step"] >= 0.5 * steps
+
+
+def test_seconds_become_steps_by_the_measured_speed():
+    # 0.75 of what the 45 s of start-up, tracing and evaluation leave, at least 0.25
+    assert compress_lib.training_steps(445, 4.0, "structured") == 1200     # 300 s at 4/s
+    assert compress_lib.training_steps(445, 4.0, "qat") == 600             # twice as costly
+    assert compress_lib.training_steps(60, 4.0, "structured") == 60        # 15 s
+    assert compress_lib.training_steps(1, 0.01, "pruning") == 1            # at least one
+    two_heads = compress_lib.structured_settings(100, num_heads=2)
+    assert two_heads["head_fraction"] == 0.0 and two_heads["ffn_fraction"] == 0.5
+    four_heads = compress_lib.structured_settings(100, num_heads=4)
+    assert four_heads["head_fraction"] == 0.25
+    assert four_heads["importance_batches"] + four_heads["train_steps"] == 100
+
+
+def test_the_full_experiment_plans_every_compression(tmp_path):
+    from albert_tf.pipeline.run import Paths, all_stages
+    config = load_pipeline_config("run_full", [f"output_dir={tmp_path}",
+                                               "compress.steps_per_second=2"])
+    stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
+    for model in config.pretrain.models:
+        for method in ("prune0.5", "prune0.8", "prune0.9", "structured", "distill", "qat"):
+            assert stages[f"compress_{model}+{method}"].needs == (f"finetune_{model}",)
+        assert f"export_{model}+qat__qat" in stages
+        assert f"export_{model}+qat__none" not in stages
+        assert f"time_{model}+prune0.9__int8" in stages
+    argv = stages["compress_albert_base+distill"].argv()     # writes its inputs now
+    out = tmp_path / "compress" / "albert_base+distill"
+    assert argv[-1] == f"--config_file={out / 'compression.yaml'}"
+    from albert_tf.compression.config import build_compression_config
+    resolved = build_compression_config([str(out / "compression.yaml")])
+    assert resolved.stages == ["distillation"]
+    assert resolved.distillation.train_steps == 405      # 0.75 * (450 - 45) s * 2 / 1.5
+    assert resolved.distillation.student_init == "teacher"
+    student = json.loads((out / "student_config.json").read_text())
+    assert student["num_hidden_layers"] == 6 and student["hidden_size"] == 768
+
+
+def _seed_finished_stages(run_dir, model: str, finetuned: str) -> None:
+    """Records the data, pretraining and finetuning stages as done (their outputs are a
+    tiny random model), so that the run starts at the exports and compressions."""
+    stages = run_dir / "stages"
+    stages.mkdir(parents=True)
+    done = {"corpus_split": {}, "vocabulary": {}, "pretraining_data_train": {},
+            "pretraining_data_heldout": {}, f"pretrain_{model}": {"curve": []},
+            f"finetune_{model}": {"model_dir": finetuned,
+                                  "best": {"metric": "accuracy", "value": 0.5}}}
+    for name, result in done.items():
+        (stages / f"{name}.json").write_text(json.dumps(dict(result, seconds=0)))
+
+
+def _write_finetuning_speed(finetune_dir, values) -> None:
+    """``steps_per_sec`` train summaries, as albert-tf-finetune writes them."""
+    from albert_tf.backend import tf
+    from albert_tf.training.trainer import write_scalar
+    writer = tf.summary.create_file_writer(str(finetune_dir / "summaries" / "train"))
+    with writer.as_default():
+        for step, value in enumerate(values, 1):
+            write_scalar("steps_per_sec", value, step)
+    writer.close()
+
+
+def test_tiny_run_compresses_exports_reports_and_resumes(tmp_path, data_dir):
+    """A tiny run from the finetuned model on: export, pruning (6 optimizer steps: a
+    quarter of 12 s at the 3 steps/s the finetuning summaries record, over the pruning
+    step cost 1.5), the pruned model's export, score and timing, the report; then a
+    rerun that skips every stage."""
+    from albert_tf.compression.testing import tiny_config, tiny_model_dir, tiny_sst2_dir
+    from albert_tf.pipeline.run import Paths, run_pipeline
+    config = PipelineConfig(output_dir=str(tmp_path / "run"),
+                            data_dir=tiny_sst2_dir(str(tmp_path / "data"), data_dir, 64, 32))
+    config.pretrain.models = ["albert_tiny"]
+    config.compress.prune_sparsities = [0.5]
+    config.compress.structured = config.compress.distill = config.compress.qat = False
+    config.compress.seconds = 12
+    config.export.quantizations, config.export.seq_length = ["none"], 16
+    paths = Paths(config.output_dir)
+    finetuned = tiny_model_dir(paths.finetuned_model("albert_tiny"),
+                               tiny_config(num_hidden_layers=2), max_seq_length=16)
+    _write_finetuning_speed(tmp_path / "run" / "finetune" / "albert_tiny", [2.0, 3.0, 9.0])
+    _seed_finished_stages(tmp_path / "run", "albert_tiny", finetuned)
+
+    run_pipeline(config, echo=lambda s: None)
+    candidate = "albert_tiny+prune0.5"
+    result = json.loads((tmp_path / "run" / "stages" / f"compress_{candidate}.json").read_text())
+    assert result["steps"] == 6 and result["steps_per_second"] == 3.0
+    assert abs(result["sparsity"] - 0.5) < 0.01
+    report = json.loads((tmp_path / "run" / "report" / "report.json").read_text())
+    names = {a["name"]: a for a in report["artifacts"]}
+    assert set(names) == {"albert_tiny/none", f"{candidate}/none"}
+    assert names[f"{candidate}/none"]["method"] == "prune0.5"
+    assert names[f"{candidate}/none"]["model"] == "albert_tiny"
+    assert report["compressions"][0]["name"] == candidate
+    text = (tmp_path / "run" / "report" / "report.md").read_text()
+    assert f"| {candidate}/none | albert_tiny | prune0.5 |" in text
+    assert (tmp_path / "run" / "report" / "accuracy_vs_latency.png").stat().st_size > 0
+
+    messages = []
+    run_pipeline(config, echo=messages.append)
+    assert any(m.startswith(f"[skip] compress_{candidate} ") for m in messages), messages
+    assert not [m for m in messages if m.startswith("[run ]")], messages

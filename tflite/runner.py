@@ -141,6 +141,23 @@ class TFLiteRunner:
         return pack_ids(ids_a, ids_b, seq, self.special["cls"], self.special["sep"],
                         self.special["pad"])
 
+    def assign(self, texts_a: Sequence[str], texts_b: Sequence[str] | None = None
+               ) -> tuple[list[dict[str, list[int]]], dict[str, list[int]]]:
+        """Tokenizes every text and packs it into the smallest bucket that holds it.
+
+        Returns the packed rows (input order) and, per signature key, the indices of the
+        texts that run in it (input order). Id models only.
+        """
+        by_bucket: dict[str, list[int]] = {}
+        rows: list[dict[str, list[int]]] = []
+        for i, text in enumerate(texts_a):
+            ids_a, ids_b = self.encode(text, texts_b[i] if texts_b is not None else None)
+            needed = len(ids_a) + (len(ids_b) + 3 if ids_b is not None else 2)
+            seq, key = self.bucket_for(needed)
+            rows.append(self.pack(ids_a, ids_b, seq))
+            by_bucket.setdefault(key, []).append(i)
+        return rows, by_bucket
+
     # -- running -----------------------------------------------------------------------
 
     def run_ids(self, key: str, rows: list[dict[str, list[int]]]) -> list[dict[str, np.ndarray]]:
@@ -207,14 +224,7 @@ class TFLiteRunner:
             return []
         if self.in_graph:
             return [self.decode(o, None) for o in self.run_text(texts_a, texts_b)]
-        by_bucket: dict[str, list[int]] = {}
-        rows: list[dict[str, list[int]] | None] = [None] * len(texts_a)
-        for i, text in enumerate(texts_a):
-            ids_a, ids_b = self.encode(text, texts_b[i] if texts_b is not None else None)
-            needed = len(ids_a) + (len(ids_b) + 3 if ids_b is not None else 2)
-            seq, key = self.bucket_for(needed)
-            rows[i] = self.pack(ids_a, ids_b, seq)
-            by_bucket.setdefault(key, []).append(i)
+        rows, by_bucket = self.assign(texts_a, texts_b)
         results: list[dict | None] = [None] * len(texts_a)
         for key, indices in by_bucket.items():
             outs = self.run_ids(key, [rows[i] for i in indices])

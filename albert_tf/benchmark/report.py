@@ -26,6 +26,85 @@ class Measurement:
     accuracy: float | None = None
 
 
+@dataclasses.dataclass
+class EndToEndMeasurement:
+    """SST-2 dev end to end (`albert_tf.benchmark.end_to_end`): raw text in, labels out."""
+
+    model: str
+    quantization: str
+    batch: int
+    buckets: list[int]
+    threads: int
+    sentences: int
+    seconds: float              # median wall time of one pass over all sentences
+    sentences_per_s: float
+    tokenize_seconds: float     # part of each pass: tokenizing + packing every sentence
+    bucket_counts: dict[str, int]
+    rows_run: int               # rows through the model, with the padding of partial batches
+    truncated: int
+    accuracy: float | None      # None: not a model finetuned on SST-2 (e.g. random weights)
+    accuracy_note: str
+    peak_rss_mib: float
+    export: str
+    best: bool = False          # the fastest batch size of this model and quantization
+
+    @classmethod
+    def from_result(cls, model: str, result: dict) -> "EndToEndMeasurement":
+        """From the JSON of `albert_tf.benchmark.end_to_end.run_in_worker`."""
+        return cls(model=model, quantization=str(result["quantization"]),
+                   batch=int(result["batch_size"]), buckets=list(result["buckets"]),
+                   threads=int(result["threads"]), sentences=int(result["sentences"]),
+                   seconds=float(result["seconds"]),
+                   sentences_per_s=float(result["sentences_per_s"]),
+                   tokenize_seconds=float(result["tokenize_seconds"]),
+                   bucket_counts=dict(result["bucket_counts"]), rows_run=int(result["rows_run"]),
+                   truncated=int(result["truncated"]), accuracy=result["accuracy"],
+                   accuracy_note=str(result["accuracy_note"]),
+                   peak_rss_mib=float(result["peak_rss_mib"]), export=str(result["model"]))
+
+    def describe(self) -> str:
+        accuracy = "n/a" if self.accuracy is None else f"{100 * self.accuracy:.2f}%"
+        return (f"{self.model} {self.quantization} batch {self.batch}: {self.sentences} "
+                f"sentences in {self.seconds:.2f} s = {self.sentences_per_s:.1f} sentences/s, "
+                f"accuracy {accuracy}")
+
+
+def mark_best(rows: list[EndToEndMeasurement]) -> list[EndToEndMeasurement]:
+    """Sets ``best`` on the fastest batch size of each (model, quantization)."""
+    best: dict[tuple[str, str], EndToEndMeasurement] = {}
+    for r in rows:
+        r.best = False
+        key = (r.model, r.quantization)
+        if key not in best or r.sentences_per_s > best[key].sentences_per_s:
+            best[key] = r
+    for r in best.values():
+        r.best = True
+    return rows
+
+
+def end_to_end_table(rows: Iterable[EndToEndMeasurement]) -> str:
+    rows = list(rows)
+    threads = sorted({r.threads for r in rows})
+    sentences = sorted({r.sentences for r in rows})
+    lines = [f"SST-2 dev end to end: raw text in, labels out ({'/'.join(map(str, sentences))} "
+             f"sentences, {'/'.join(map(str, threads))} threads; Python SentencePiece "
+             "tokenization, smallest length bucket, static batches, TFLite + XNNPACK, argmax; "
+             "median pass; fastest batch size in bold; accuracy only for SST-2 finetuned "
+             "models)",
+             "",
+             "| model | quantization | batch | buckets | sentences/s | s per pass | "
+             "tokenize s | sentences per bucket | accuracy |",
+             "|---|---|---:|---|---:|---:|---:|---|---:|"]
+    for r in rows:
+        speed = f"**{r.sentences_per_s:.1f}**" if r.best else f"{r.sentences_per_s:.1f}"
+        accuracy = "n/a" if r.accuracy is None else f"{100 * r.accuracy:.2f}%"
+        counts = ", ".join(f"{k}: {v}" for k, v in r.bucket_counts.items())
+        lines.append(f"| {r.model} | {r.quantization} | {r.batch} | "
+                     f"{','.join(map(str, r.buckets))} | {speed} | {r.seconds:.2f} | "
+                     f"{r.tokenize_seconds:.2f} | {counts} | {accuracy} |")
+    return "\n".join(lines)
+
+
 def markdown_table(rows: Iterable[Measurement]) -> str:
     lines = ["| model | runtime | batch x seq | median ms | p90 ms | seq/s | GFLOP/seq | "
              "% of peak | file MiB | peak RSS MiB |",
@@ -55,10 +134,13 @@ def albert_vs_bert_table(rows: list[Measurement], runtime: str, pairs) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: str, rows: list[Measurement], meta: dict) -> None:
+def write_json(path: str, rows: list[Measurement], meta: dict,
+               end_to_end: list[EndToEndMeasurement] | None = None) -> None:
+    content = {"meta": meta, "measurements": [dataclasses.asdict(r) for r in rows]}
+    if end_to_end:
+        content["sst2_end_to_end"] = [dataclasses.asdict(r) for r in end_to_end]
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"meta": meta, "measurements": [dataclasses.asdict(r) for r in rows]}, f,
-                  indent=2)
+        json.dump(content, f, indent=2)
 
 
 def plot_latency_vs_flops(path: str, rows: list[Measurement], batch: int = 1) -> None:
@@ -114,20 +196,27 @@ def plot_speed_vs_accuracy(path: str, rows: list[Measurement]) -> None:
 
 
 def write_report(output_dir: str, rows: list[Measurement], meta: dict,
-                 pairs=(("albert_base", "bert_base"), ("albert_large", "bert_large"))) -> str:
-    """Writes report.md, results.json, latency_vs_flops.png (+ speed_vs_accuracy.png)."""
+                 pairs=(("albert_base", "bert_base"), ("albert_large", "bert_large")),
+                 end_to_end: list[EndToEndMeasurement] | None = None) -> str:
+    """Writes report.md, results.json, latency_vs_flops.png (+ speed_vs_accuracy.png);
+    with ``end_to_end`` rows, an SST-2 end-to-end table and ``sst2_end_to_end`` in the JSON."""
     os.makedirs(output_dir, exist_ok=True)
-    write_json(os.path.join(output_dir, "results.json"), rows, meta)
-    plot_latency_vs_flops(os.path.join(output_dir, "latency_vs_flops.png"), rows)
-    plot_speed_vs_accuracy(os.path.join(output_dir, "speed_vs_accuracy.png"), rows)
+    end_to_end = mark_best(list(end_to_end or []))
+    write_json(os.path.join(output_dir, "results.json"), rows, meta, end_to_end)
     sections = ["# CPU inference benchmark", "",
-                "\n".join(f"- {k}: {v}" for k, v in meta.items()), "",
-                markdown_table(rows), ""]
+                "\n".join(f"- {k}: {v}" for k, v in meta.items()), ""]
+    if rows:
+        plot_latency_vs_flops(os.path.join(output_dir, "latency_vs_flops.png"), rows)
+        plot_speed_vs_accuracy(os.path.join(output_dir, "speed_vs_accuracy.png"), rows)
+        sections += [markdown_table(rows), ""]
     for runtime in sorted({r.runtime for r in rows}):
         table = albert_vs_bert_table(rows, runtime, pairs)
         if table.count("\n") > 3:
             sections += [table, ""]
-    sections.append("![latency vs FLOPs](latency_vs_flops.png)")
+    if end_to_end:
+        sections += [end_to_end_table(end_to_end), ""]
+    if rows:
+        sections.append("![latency vs FLOPs](latency_vs_flops.png)")
     text = "\n".join(sections) + "\n"
     with open(os.path.join(output_dir, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)

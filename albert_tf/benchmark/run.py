@@ -90,19 +90,33 @@ class ArtifactBuilder:
                                version=1)
         return out
 
+    def _export_tflite(self, out: str, quantization: str, seq_lengths: list[int],
+                       batch: int) -> None:
+        from albert_tf.export.tflite import export_tflite
+        if os.path.exists(out):
+            return
+        self.echo(f"  converting {out}")
+        # Calibrate on real text: SST-2 *train* sentences, enough for at least two
+        # batches per signature (the calibration texts are spread over the buckets).
+        export_tflite(self.model_dir, out, quantization, seq_lengths=seq_lengths,
+                      batch_size=batch, num_calibration=max(64, 2 * batch * len(seq_lengths)),
+                      calibration_file=os.path.join(self.data_dir, "glue", "SST-2", "train.tsv"))
+
     def tflite(self, quantization: str, shapes: list[tuple[int, int]]) -> str:
         """A path template ``.../b{batch}_s{seq}/model.tflite``, one export per shape."""
-        from albert_tf.export.tflite import export_tflite
         template = self.path(f"tflite_{quantization}", "b{batch}_s{seq}")
         for batch, seq in shapes:
-            out = template.format(batch=batch, seq=seq)
-            if not os.path.exists(out):
-                self.echo(f"  converting {out}")
-                # Calibrate on real text: SST-2 *train* sentences.
-                export_tflite(self.model_dir, out, quantization, seq_lengths=[seq],
-                              batch_size=batch, num_calibration=64, calibration_file=os.path.join(
-                                  self.data_dir, "glue", "SST-2", "train.tsv"))
+            self._export_tflite(template.format(batch=batch, seq=seq), quantization, [seq], batch)
         return os.path.join(template, "model.tflite")
+
+    def tflite_buckets(self, quantization: str, batch: int, seq_lengths: list[int]) -> str:
+        """One export directory with a static ``[batch, seq]`` signature ``seq_<n>`` per
+        sequence-length bucket (a single bucket is named ``serving_default``)."""
+        seq_lengths = sorted(set(seq_lengths))
+        out = self.path(f"tflite_{quantization}",
+                        f"b{batch}_buckets_" + "-".join(str(s) for s in seq_lengths))
+        self._export_tflite(out, quantization, seq_lengths, batch)
+        return out
 
     def artifact(self, runtime: str, shapes: list[tuple[int, int]]) -> tuple[str, str]:
         """``(worker runtime, artifact path or template)`` for ``runtime``."""

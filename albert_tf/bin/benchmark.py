@@ -5,8 +5,14 @@ PyTorch and ONNX Runtime on the same weights, against the CPU's measured peak.
     albert-tf-benchmark --models=albert_base,albert_large,albert_xlarge,albert_xxlarge,\\
         bert_base,bert_large --shapes=1x16,1x32,1x128,32x128,1x384,32x384
     albert-tf-benchmark --model_dirs=runs/quick/finetune/albert_small/best
+    albert-tf-benchmark --sst2_end_to_end --shapes= --models=albert_base \
+        --model_dirs=runs/quick/finetune/albert_small/best --runtimes=tflite_dynamic
 
-Writes report.md, results.json and latency_vs_flops.png to --output_dir.
+Writes report.md, results.json and latency_vs_flops.png to --output_dir. With
+--sst2_end_to_end also SST-2 dev end to end (raw text in, labels out: all 872 dev
+sentences, tokenized, bucketed by length, batched; sentences/s and, for SST-2 finetuned
+model directories, accuracy), per TFLite quantization and batch size; --shapes= (empty)
+skips the per-shape latency runs.
 """
 
 from __future__ import annotations
@@ -33,9 +39,22 @@ def define_flags() -> None:
     flags.DEFINE_float("min_seconds", 3.0, "Minimum timed seconds per shape.")
     flags.DEFINE_string("output_dir", "runs/benchmark", "Report, JSON, plots and artifacts.")
     flags.DEFINE_string("data_dir", os.path.join("..", "shared", "data"),
-                        "Real text for int8 calibration (SST-2 train).")
+                        "Real text: SST-2 train for int8 calibration, SST-2 dev for "
+                        "--sst2_end_to_end.")
     flags.DEFINE_boolean("quick", False, "A ~2-minute run: albert_base and bert_base, batch 1 x "
                          "seq 128, TFLite dynamic/int8 and PyTorch dynamic int8.")
+    flags.DEFINE_boolean("sst2_end_to_end", False, "Also time SST-2 dev end to end (raw text "
+                         "in, labels out, all dev sentences bucketed by length) on TFLite; "
+                         "official configs get a random 2-class head (no accuracy).")
+    from albert_tf.benchmark.end_to_end import DEFAULT_BATCH_SIZES, DEFAULT_BUCKETS
+    flags.DEFINE_list("sst2_buckets", [str(b) for b in DEFAULT_BUCKETS],
+                      "--sst2_end_to_end: sequence-length buckets (one signature each).")
+    flags.DEFINE_list("sst2_batch_sizes", [str(b) for b in DEFAULT_BATCH_SIZES],
+                      "--sst2_end_to_end: static batch sizes to try (the fastest is marked).")
+    flags.DEFINE_list("sst2_tflite", [], "--sst2_end_to_end: TFLite export directories with "
+                      "bucket signatures to time as they are (besides the models above).")
+    flags.DEFINE_list("sst2_quantizations", None, "--sst2_end_to_end: TFLite quantizations "
+                      "(default: those of the tflite_* runtimes in --runtimes).")
 
 
 
@@ -62,22 +81,70 @@ def main(argv: list[str]) -> None:
             raise app.UsageError(f"--shapes: {shape!r} is not BATCHxSEQ (e.g. 1x128).")
         parsed.append((batch, seq))
 
+    e2e = None
+    if FLAGS.sst2_end_to_end:
+        from albert_tf.benchmark.end_to_end import EndToEndError, check_export, sst2_dev_file
+        try:
+            dev_file = sst2_dev_file(FLAGS.data_dir)
+            for export in FLAGS.sst2_tflite:
+                check_export(export)
+        except EndToEndError as e:
+            raise app.UsageError(str(e))
+        try:
+            buckets = sorted({int(b) for b in FLAGS.sst2_buckets})
+            batch_sizes = [int(b) for b in FLAGS.sst2_batch_sizes]
+        except ValueError:
+            raise app.UsageError("--sst2_buckets and --sst2_batch_sizes take integers, e.g. "
+                                 "--sst2_buckets=16,32,64,128 --sst2_batch_sizes=1,8,32.")
+        if not buckets or not batch_sizes or min(buckets) < 3 or min(batch_sizes) < 1:
+            raise app.UsageError("--sst2_buckets need lengths >= 3 and --sst2_batch_sizes "
+                                 "sizes >= 1.")
+        quantizations = FLAGS.sst2_quantizations or [
+            r[len("tflite_"):] for r in runtimes if r.startswith("tflite_")]
+        if models or FLAGS.model_dirs:   # to export (only then import TensorFlow)
+            from albert_tf.export.tflite import QUANTIZATIONS
+            bad = sorted(set(quantizations) - set(QUANTIZATIONS))
+            if not quantizations or bad:
+                raise app.UsageError(f"--sst2_end_to_end needs TFLite quantizations: "
+                                     f"--sst2_quantizations from {list(QUANTIZATIONS)} or "
+                                     f"tflite_* runtimes in --runtimes (got {bad or 'none'}).")
+        e2e = (quantizations, batch_sizes, buckets, dev_file)
+
     cpu = cpu_info()
     print(f"CPU: {cpu.describe()}", flush=True)
     work = os.path.join(FLAGS.output_dir, "artifacts")
     targets = [(name, random_model_dir(name, work)) for name in models]
     targets += [(os.path.basename(os.path.normpath(d)), d) for d in FLAGS.model_dirs]
-    rows = []
+    rows, e2e_rows = [], []
+    echo = lambda s: print(s, flush=True)  # noqa: E731
     for index, (name, model_dir) in enumerate(targets, 1):
         print(f"[{index}/{len(targets)}] {name}", flush=True)
-        rows += benchmark_model(name, model_dir, runtimes, parsed, work, FLAGS.data_dir,
-                                FLAGS.threads, min_seconds, cpu,
-                                echo=lambda s: print(s, flush=True))
+        if parsed:
+            rows += benchmark_model(name, model_dir, runtimes, parsed, work, FLAGS.data_dir,
+                                    FLAGS.threads, min_seconds, cpu, echo=echo)
+        if e2e:
+            from albert_tf.benchmark.end_to_end import benchmark_end_to_end
+            quantizations, batch_sizes, buckets, _ = e2e
+            e2e_rows += benchmark_end_to_end(name, model_dir, quantizations, batch_sizes,
+                                             buckets, work, FLAGS.data_dir, FLAGS.threads,
+                                             min_seconds, echo=echo)
+    if e2e:
+        from albert_tf.benchmark.end_to_end import run_in_worker
+        from albert_tf.benchmark.report import EndToEndMeasurement
+        for export in FLAGS.sst2_tflite:
+            name = os.path.basename(os.path.normpath(export))
+            print(f"SST-2 end to end: {export}", flush=True)
+            e2e_rows.append(EndToEndMeasurement.from_result(name, run_in_worker(
+                export, e2e[3], FLAGS.threads, min_seconds)))
+            print("    " + e2e_rows[-1].describe(), flush=True)
     meta = {"cpu": cpu.describe(), "threads": FLAGS.threads,
             "weights": "random (seeded) for official configs",
             "peak": "fp32 runtimes vs the FMA peak, int8 runtimes vs the VNNI peak "
                     "(albert_tf/benchmark/cpu.py)"}
-    print(write_report(FLAGS.output_dir, rows, meta))
+    if e2e_rows:
+        meta["sst2_end_to_end"] = ("official configs: their random encoder + a random 2-class "
+                                   "head (accuracy n/a); --model_dirs: their trained weights")
+    print(write_report(FLAGS.output_dir, rows, meta, end_to_end=e2e_rows))
 
 
 def run() -> None:

@@ -72,13 +72,42 @@ class FinetuneConfig:
 
 @dataclasses.dataclass
 class CompressConfig:
-    """Which compressions to apply to each finetuned model (see albert-tf-compress)."""
+    """Compressions of each finetuned model, each one stage of albert-tf-compress
+    (`albert_tf.pipeline.compress`); every compressed model is then exported, scored
+    and timed like the finetuned ones, labelled ``<model>+<method>``.
 
+    Attributes:
+      models: the finetuned models to compress ([] = every ``pretrain.models``).
+      prune_sparsities: one magnitude-pruned model (TF-MOT PolynomialDecay) per final
+        sparsity, each in (0, 1); [] = no pruning.
+      structured: remove 25% of the attention heads (none when that rounds to zero
+        heads, i.e. fewer than 3) and 50% of the FFN neurons, then fine-tune.
+      distill: distil the finetuned model (the teacher) into ``distill_student``.
+      distill_student: the student's config name or JSON path; "" = the teacher at
+        half its depth, initialised from the teacher's embeddings and layers.
+      qat: quantization-aware training, exported with ``quantization=qat`` only.
+      seconds: wall-clock budget of each compression stage. albert-tf-compress counts
+        optimizer steps, so it becomes steps: see `albert_tf.pipeline.compress`.
+      steps_per_second: the dense finetuning speed that conversion uses (0 = measured:
+        the median ``steps_per_sec`` of the model's finetuning summaries).
+      quantizations: TFLite exports of each compressed model ([] =
+        ``export.quantizations``; the QAT model is exported as ``qat`` alone).
+    """
+
+    models: list[str] = dataclasses.field(default_factory=list)
     prune_sparsities: list[float] = dataclasses.field(default_factory=lambda: [0.5, 0.8])
     structured: bool = True
     distill: bool = True
+    distill_student: str = ""
     qat: bool = True
     seconds: float = 300.0
+    steps_per_second: float = 0.0
+    quantizations: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any compression is asked for."""
+        return bool(self.prune_sparsities or self.structured or self.distill or self.qat)
 
 
 @dataclasses.dataclass
@@ -108,12 +137,68 @@ class PipelineConfig:
 
 
 def load_pipeline_config(experiment: str, overrides: list[str] = ()) -> PipelineConfig:
-    """``experiment`` is a YAML path or a name in official_configs/experiments/."""
+    """``experiment`` is a YAML path or a name in official_configs/experiments/; the
+    result is validated (`validate`)."""
     config = override_params(PipelineConfig(), load_yaml_file(resolve_config_file(experiment)))
     for text in overrides:
         override_params(config, parse_params_override(text))
-    if not config.pretrain.models:
-        raise ConfigValueError("pretrain.models: list at least one model config.")
+    validate(config)
+    return config
+
+
+def validate(config: PipelineConfig) -> None:
+    """Rejects bad values before any stage runs, naming the key and the fix (`run_pipeline`
+    also builds every compression config, `albert_tf.pipeline.compress`)."""
+    _check_models(config.pretrain.models)
     if config.pretrain.seconds <= 0 or config.finetune.seconds <= 0:
         raise ConfigValueError("pretrain.seconds and finetune.seconds must be positive.")
-    return config
+    _check_quantizations("export.quantizations", config.export.quantizations)
+    _check_compress(config.compress, config.pretrain.models)
+
+
+def _check_models(models: list[str]) -> None:
+    from albert_tf.config import load_config
+    if not models:
+        raise ConfigValueError("pretrain.models: list at least one model config.")
+    for model in models:
+        try:
+            load_config(model)
+        except (FileNotFoundError, ValueError) as e:
+            raise ConfigValueError(f"pretrain.models: {model!r}: {e}") from None
+
+
+def _check_quantizations(key: str, quantizations: list[str]) -> None:
+    from albert_tf.export.tflite import QUANTIZATIONS
+    allowed = [q for q in QUANTIZATIONS if q != "qat"]
+    for quantization in quantizations:
+        if quantization not in allowed:
+            hint = (" (the QAT model, compress.qat, is exported as qat by itself)"
+                    if quantization == "qat" else "")
+            raise ConfigValueError(f"{key}: {quantization!r} is not one of {allowed}{hint}.")
+
+
+def _check_compress(compress: CompressConfig, models: list[str]) -> None:
+    for sparsity in compress.prune_sparsities:
+        if not 0.0 < sparsity < 1.0:
+            raise ConfigValueError(f"compress.prune_sparsities: {sparsity} is not in (0, 1); "
+                                   "list final sparsities such as [0.5, 0.8, 0.9].")
+    if len(set(compress.prune_sparsities)) != len(compress.prune_sparsities):
+        raise ConfigValueError(f"compress.prune_sparsities: {compress.prune_sparsities} "
+                               "lists a sparsity twice.")
+    unknown = [m for m in compress.models if m not in models]
+    if unknown:
+        raise ConfigValueError(f"compress.models: {unknown} are not in pretrain.models "
+                               f"{models}; list some of those, or [] for all.")
+    if compress.enabled and compress.seconds <= 0:
+        raise ConfigValueError(f"compress.seconds: must be positive, got {compress.seconds}.")
+    if compress.steps_per_second < 0:
+        raise ConfigValueError("compress.steps_per_second: must be >= 0 (0 = measured from "
+                               "the finetuning).")
+    _check_quantizations("compress.quantizations", compress.quantizations)
+    if compress.distill and compress.distill_student:
+        from albert_tf.config import load_config
+        try:
+            load_config(compress.distill_student)
+        except (FileNotFoundError, ValueError) as e:
+            raise ConfigValueError(f"compress.distill_student: {e} Use \"\" for the teacher "
+                                   "at half depth.") from None

@@ -3,7 +3,8 @@
 Inputs are plain records collected by the pipeline stages:
 
 * pretraining curves: per model, ``[(wall_seconds, heldout_mlm_loss), ...]``;
-* artifacts: per compressed/exported model, accuracy, latency (ms) and size (MiB).
+* artifacts: per compressed/exported model, accuracy, latency (ms) and size (MiB);
+* compression runs: per compressed model, its step budget and Keras dev accuracy.
 
 The Pareto front is the set of artifacts that no other artifact beats on both
 accuracy (higher) and latency (lower) at once.
@@ -21,14 +22,33 @@ from typing import Sequence
 class Artifact:
     """One deployable model and its measured figures."""
 
-    name: str          # e.g. "albert_small/prune80/tflite_dynamic"
+    name: str          # e.g. "albert_small+prune0.8/dynamic"
     model: str         # the pretrained model size it came from
-    method: str        # dense, prune80, qat, distilled, structured...
+    method: str        # dense, prune0.8, structured, distill, qat
     runtime: str       # keras, tflite_float, tflite_dynamic, tflite_int8...
     accuracy: float    # dev accuracy in [0, 1]
     latency_ms: float  # batch 1, fixed sequence length, 2 threads
     size_mib: float    # file size (gzip size for sparse models where noted)
     notes: str = ""
+
+    @property
+    def label(self) -> str:
+        """``model`` or ``model+method``: what the plots write beside the point."""
+        return self.model if self.method == "dense" else f"{self.model}+{self.method}"
+
+
+@dataclasses.dataclass
+class CompressionRun:
+    """One compression stage (albert-tf-compress) and what it produced."""
+
+    name: str                # the candidate, e.g. "albert_small+prune0.8"
+    method: str              # prune0.8, structured, distill, qat
+    steps: int               # optimizer steps the budget was turned into
+    budget_seconds: float    # compress.seconds
+    seconds: float           # what the stage took, start-up included
+    accuracy: float | None   # Keras dev accuracy after the stage
+    params: int | None       # parameters of the compressed model
+    sparsity: float | None = None   # pruned weights' total sparsity
 
 
 def pareto_front(artifacts: Sequence[Artifact]) -> list[Artifact]:
@@ -61,7 +81,8 @@ def plot_pretraining_curves(path: str, curves: dict[str, list[tuple[float, float
     ax.set_ylabel("held-out MLM loss")
     ax.set_title("Pretraining: MLM loss vs wall-clock, per model size")
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    if any(curves.values()):
+        ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -78,7 +99,7 @@ def plot_tradeoff(path: str, artifacts: Sequence[Artifact], x: str, xlabel: str)
     for a in artifacts:
         ax.plot(getattr(a, x), 100 * a.accuracy, markers.get(a.runtime, "o"),
                 color=colors[a.model], alpha=0.8, label=f"{a.model} {a.runtime}")
-        ax.annotate(a.method, (getattr(a, x), 100 * a.accuracy), fontsize=6,
+        ax.annotate(a.label, (getattr(a, x), 100 * a.accuracy), fontsize=6,
                     xytext=(3, 2), textcoords="offset points")
     front = pareto_front(artifacts) if x == "latency_ms" else _size_front(artifacts)
     ax.plot([getattr(a, x) for a in front], [100 * a.accuracy for a in front], "k--",
@@ -101,8 +122,27 @@ def _size_front(artifacts: Sequence[Artifact]) -> list[Artifact]:
     return sorted((a for a in artifacts if a.name in names), key=lambda a: a.size_mib)
 
 
+def _number(value: float | None, scale: float = 1.0, digits: int = 2) -> str:
+    return "-" if value is None else f"{scale * value:.{digits}f}"
+
+
+def compression_lines(runs: Sequence[CompressionRun]) -> list[str]:
+    """The markdown table of the compression stages (nothing when there are none)."""
+    if not runs:
+        return []
+    lines = ["## Compression (each stage's budget turned into optimizer steps)", "",
+             "| candidate | method | steps | budget s | stage s | Keras dev acc % | params | "
+             "sparsity |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(runs, key=lambda r: r.name):
+        lines.append(f"| {r.name} | {r.method} | {r.steps} | {r.budget_seconds:.0f} | "
+                     f"{r.seconds:.0f} | {_number(r.accuracy, 100)} | "
+                     f"{'-' if r.params is None else f'{r.params:,}'} | "
+                     f"{_number(r.sparsity, digits=3)} |")
+    return lines + [""]
+
+
 def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, float]]],
-             meta: dict) -> str:
+             meta: dict, compressions: Sequence[CompressionRun] = ()) -> str:
     front = {a.name for a in pareto_front(artifacts)}
     lines = ["# Train large, then compress: report", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
@@ -113,8 +153,9 @@ def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, 
         if points:
             lines.append(f"| {model} | {points[-1][0] / 60:.1f} | {points[0][1]:.3f} | "
                          f"{points[-1][1]:.3f} |")
-    lines += ["", "![MLM loss vs wall-clock](pretraining_curves.png)", "",
-              "## Artifacts (SST-2 dev)", "",
+    lines += ["", "![MLM loss vs wall-clock](pretraining_curves.png)", ""]
+    lines += compression_lines(compressions)
+    lines += ["## Artifacts (SST-2 dev)", "",
               "| artifact | model | method | runtime | dev acc % | latency ms | size MiB | Pareto |",
               "|---|---|---|---|---:|---:|---:|:-:|"]
     for a in sorted(artifacts, key=lambda a: a.latency_ms):
@@ -127,7 +168,8 @@ def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, 
 
 
 def write_report(output_dir: str, artifacts: Sequence[Artifact],
-                 curves: dict[str, list[tuple[float, float]]], meta: dict) -> str:
+                 curves: dict[str, list[tuple[float, float]]], meta: dict,
+                 compressions: Sequence[CompressionRun] = ()) -> str:
     os.makedirs(output_dir, exist_ok=True)
     plot_pretraining_curves(os.path.join(output_dir, "pretraining_curves.png"), curves)
     if artifacts:
@@ -135,11 +177,12 @@ def write_report(output_dir: str, artifacts: Sequence[Artifact],
                       "latency_ms", "latency, batch 1 (ms)")
         plot_tradeoff(os.path.join(output_dir, "accuracy_vs_size.png"), artifacts,
                       "size_mib", "model file size (MiB)")
-    text = markdown(artifacts, curves, meta)
+    text = markdown(artifacts, curves, meta, compressions)
     with open(os.path.join(output_dir, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)
     with open(os.path.join(output_dir, "report.json"), "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "pretraining_curves": curves,
                    "artifacts": [dataclasses.asdict(a) for a in artifacts],
+                   "compressions": [dataclasses.asdict(r) for r in compressions],
                    "pareto_front": [a.name for a in pareto_front(artifacts)]}, f, indent=2)
     return text

@@ -1,5 +1,6 @@
 """``albert-tf-run``: vocabulary -> pretraining data -> pretrain each size for the same
-wall-clock -> finetune -> compress -> export -> evaluate + time every artifact -> report.
+wall-clock -> finetune -> compress (`albert_tf.pipeline.compress`) -> export ->
+evaluate + time every artifact -> report.
 
 Each stage runs one of our binaries (their logs go to ``<output_dir>/logs``) and is
 recorded in ``<output_dir>/stages``; a rerun skips recorded stages, and a stage
@@ -13,9 +14,11 @@ import json
 import os
 from typing import Any, Callable
 
-from albert_tf.pipeline.experiment import PipelineConfig
-from albert_tf.pipeline.report import Artifact, write_report
+from albert_tf.pipeline import compress as compress_lib
+from albert_tf.pipeline.experiment import PipelineConfig, validate
+from albert_tf.pipeline.report import Artifact, CompressionRun, write_report
 from albert_tf.pipeline.stages import Stage, StageRunner, python_module
+from albert_tf.training.config import ConfigValueError
 
 # The top-level tflite/ tools (runner, evaluator, benchmark) live beside the package.
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -43,6 +46,13 @@ class Paths:
 
     def finetune_dir(self, model: str) -> str:
         return self("finetune", model)
+
+    def finetuned_model(self, model: str) -> str:
+        """The finetuned model directory (the best dev checkpoint)."""
+        return os.path.join(self.finetune_dir(model), "best")
+
+    def compress_dir(self, candidate: str) -> str:
+        return self("compress", candidate)
 
 
 def split_corpus(config: PipelineConfig, paths: Paths) -> dict[str, Any]:
@@ -78,9 +88,9 @@ def _read_json(path: str) -> dict[str, Any]:
         return json.load(f)
 
 
-def eval_curve(model_dir: str, origin: float,
-               metric: str = "mlm_loss") -> list[tuple[float, float]]:
-    """``[(seconds since ``origin``, metric), ...]`` from the run's eval summaries.
+def eval_curve(model_dir: str, origin: float, metric: str = "mlm_loss",
+               split: str = "eval") -> list[tuple[float, float]]:
+    """``[(seconds since ``origin``, metric), ...]`` from the run's ``split`` summaries.
 
     ``origin`` is when the stage was first started, so the x axis is the wall-clock
     time the run cost, start-up included.
@@ -89,7 +99,7 @@ def eval_curve(model_dir: str, origin: float,
     points = []
     for path in sorted(glob.glob(os.path.join(model_dir, "**", "events.out.tfevents.*"),
                                  recursive=True)):
-        if "eval" not in os.path.relpath(path, model_dir):
+        if split not in os.path.relpath(path, model_dir):
             continue
         for event in tf.data.TFRecordDataset(path).as_numpy_iterator():
             event = tf.compat.v1.Event.FromString(event)
@@ -178,17 +188,19 @@ def finetune_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
         f"--num_train_steps={finetune.max_steps}", f"--warmup_steps={finetune.warmup_steps}",
         f"--max_seconds={finetune.seconds}",
         f"--validation_interval={finetune.validation_interval}",
-        f"--checkpoint_interval={finetune.validation_interval}", f"--seed={config.seed}"),
+        f"--checkpoint_interval={finetune.validation_interval}", f"--seed={config.seed}",
+        f"--params_override=model.vocab_size={config.vocabulary.vocab_size}"),
         collect=collect, needs=(f"pretrain_{model}",))
 
 
 def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_dir: str,
-                  needs: str) -> list[Stage]:
-    """TFLite export of one candidate model per quantization, then score and time each."""
+                  needs: str, quantizations: list[str] | None = None) -> list[Stage]:
+    """TFLite export of one candidate model per quantization (default
+    ``export.quantizations``), then score and time each."""
     export, stages = config.export, []
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT,
                                                        os.environ.get("PYTHONPATH")]))}
-    for quantization in export.quantizations:
+    for quantization in export.quantizations if quantizations is None else quantizations:
         name = f"{candidate}__{quantization}"
         out = paths("export", candidate, quantization)
         scores, timing = paths("export", candidate, f"{quantization}_dev.json"), \
@@ -212,6 +224,66 @@ def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_di
     return stages
 
 
+def steps_per_second(config: PipelineConfig, paths: Paths, model: str) -> float:
+    """The dense finetuning speed compression budgets are converted with:
+    ``compress.steps_per_second``, else the median of the finetuning's
+    ``steps_per_sec`` summaries."""
+    if config.compress.steps_per_second > 0:
+        return config.compress.steps_per_second
+    model_dir = paths.finetune_dir(model)
+    values = sorted(v for _, v in eval_curve(model_dir, 0.0, "steps_per_sec", split="train"))
+    if not values:
+        raise ConfigValueError(
+            f"compress.steps_per_second: the finetuning of {model} recorded no speed (no "
+            f"steps_per_sec in {model_dir}/summaries/train); set compress.steps_per_second.")
+    return values[len(values) // 2]
+
+
+def compress_stage(config: PipelineConfig, paths: Paths, model: str,
+                   compression: compress_lib.Compression) -> Stage:
+    """One albert-tf-compress run on a finetuned model. Its step budget
+    (``budget.json``) and config (``compression.yaml``) are written when the stage
+    starts, from the finetuning's measured speed."""
+    out = paths.compress_dir(compression.candidate(model))
+
+    def command() -> list[str]:
+        speed = steps_per_second(config, paths, model)
+        steps = compress_lib.training_steps(config.compress.seconds, speed, compression.stage)
+        settings = compress_lib.compression_config(config, compression, model, steps,
+                                                   paths.finetuned_model(model), out)
+        config_file = compress_lib.write_compression_config(
+            os.path.join(out, "compression.yaml"), settings)
+        if compression.stage == "distillation":
+            compress_lib.write_student(config.compress, model, out)
+        compress_lib.write_json(os.path.join(out, "budget.json"), {
+            "budget_seconds": config.compress.seconds, "steps_per_second": speed,
+            "steps": steps})
+        return python_module("albert_tf.bin.compress", f"--config_file={config_file}")
+
+    def collect() -> dict[str, Any]:
+        report = _read_json(os.path.join(out, "report.json"))
+        return {**_read_json(os.path.join(out, "budget.json")), "method": compression.label,
+                "model_dir": report["model_dir"], "dev": report["dev"][compression.stage],
+                "params": report.get("params"),
+                "sparsity": report.get("sparsity", {}).get("total")}
+
+    return Stage(f"compress_{compression.candidate(model)}", command, collect=collect,
+                 needs=(f"finetune_{model}",))
+
+
+def compression_stages(config: PipelineConfig, paths: Paths, model: str) -> list[Stage]:
+    """Every compression of one finetuned model, each followed by its exports."""
+    stages = []
+    for compression in compress_lib.compressions(config.compress):
+        candidate = compression.candidate(model)
+        stages.append(compress_stage(config, paths, model, compression))
+        stages += export_stages(
+            config, paths, candidate, os.path.join(paths.compress_dir(candidate), "model"),
+            needs=f"compress_{candidate}",
+            quantizations=compress_lib.export_quantizations(config, compression))
+    return stages
+
+
 def collect_artifacts(config: PipelineConfig, runner: StageRunner) -> list[Artifact]:
     """Every exported TFLite model with its dev accuracy, latency and file size."""
     artifacts = []
@@ -225,14 +297,23 @@ def collect_artifacts(config: PipelineConfig, runner: StageRunner) -> list[Artif
         if not timing or not export:
             continue
         candidate, quantization = key.split("__")
+        model, _, method = candidate.partition("+")
         model_file = os.path.join(export["export_dir"], "model.tflite")
         artifacts.append(Artifact(
-            name=f"{candidate}/{quantization}", model=candidate.split("-")[0],
-            method=candidate.split("-", 1)[1] if "-" in candidate else "dense",
+            name=f"{candidate}/{quantization}", model=model, method=method or "dense",
             runtime=f"tflite_{quantization}", accuracy=float(result["accuracy"]),
             latency_ms=float(timing["median_ms"]),
             size_mib=os.path.getsize(model_file) / 2**20))
     return artifacts
+
+
+def collect_compressions(results: dict[str, dict[str, Any]]) -> list[CompressionRun]:
+    """One row per finished compression stage."""
+    return [CompressionRun(
+        name=name[len("compress_"):], method=r["method"], steps=int(r["steps"]),
+        budget_seconds=float(r["budget_seconds"]), seconds=float(r["seconds"]),
+        accuracy=r["dev"].get("accuracy"), params=r.get("params"), sparsity=r.get("sparsity"))
+        for name, r in results.items() if name.startswith("compress_")]
 
 
 def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> Stage:
@@ -246,10 +327,12 @@ def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> S
                 "finetuning seconds per model": config.finetune.seconds,
                 "latency": f"TFLite, batch 1, seq {config.export.seq_length}, "
                            f"{config.export.threads} threads, median"}
+        if config.compress.enabled:
+            meta["compression seconds per stage"] = config.compress.seconds
         for name, r in sorted(results.items()):
             if name.startswith("finetune_"):
                 meta[f"{name} best dev {r['best']['metric']}"] = round(r["best"]["value"], 4)
-        write_report(paths("report"), artifacts, curves, meta)
+        write_report(paths("report"), artifacts, curves, meta, collect_compressions(results))
         return {"report": paths("report", "report.md"), "artifacts": len(artifacts)}
     return Stage("report", None, collect=collect)
 
@@ -261,12 +344,19 @@ def all_stages(config: PipelineConfig, paths: Paths) -> list[Stage]:
     for model in config.pretrain.models:
         stages.append(finetune_stage(config, paths, model))
     for model in config.pretrain.models:
-        stages += export_stages(config, paths, model, os.path.join(
-            paths.finetune_dir(model), "best"), needs=f"finetune_{model}")
+        stages += export_stages(config, paths, model, paths.finetuned_model(model),
+                                needs=f"finetune_{model}")
+    for model in compress_lib.compressed_models(config):
+        stages += compression_stages(config, paths, model)
     return stages
 
 
 def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) -> dict:
+    """Runs every unfinished stage, then rebuilds the report; ``config`` and every
+    compression config are validated first, so a bad value fails before anything is
+    written."""
+    validate(config)
+    compress_lib.check_compression_configs(config)
     paths = Paths(config.output_dir)
     runner = StageRunner(paths.root, echo=echo)
     for stage in all_stages(config, paths):

@@ -29,17 +29,23 @@ class Stage:
 
     Attributes:
       name: unique, file-name safe.
-      command: argv to run (``None`` for a stage that only calls ``collect``).
+      command: argv to run (``None`` for a stage that only calls ``collect``), or a
+        function returning it, called when the stage starts (after its ``needs``
+        finished), so that the command can depend on what they produced.
       collect: reads the stage's outputs into its result dict (called after the
         command succeeded).
       needs: names of stages whose results must exist first.
     """
 
     name: str
-    command: Sequence[str] | None
+    command: Sequence[str] | Callable[[], Sequence[str]] | None
     collect: Callable[[], dict[str, Any]] = lambda: {}
     needs: Sequence[str] = ()
     env: dict[str, str] | None = None
+
+    def argv(self) -> list[str]:
+        """The command line (calls ``command`` when it is a function)."""
+        return list(self.command() if callable(self.command) else self.command)
 
 
 class StageRunner:
@@ -113,7 +119,7 @@ class StageRunner:
 
     def _run_command(self, stage: Stage) -> None:
         log_path = os.path.join(self.logs_dir, f"{stage.name}.log")
-        command = list(stage.command)
+        command = stage.argv()
         self.echo(f"[run ] {stage.name}: {shlex.join(command)}")
         env = dict(os.environ, **(stage.env or {}))
         env.setdefault("PYTHONUNBUFFERED", "1")
