@@ -96,3 +96,54 @@ def test_int8_tflite_is_integer_only_and_follows_the_qat_model(tmp_path, sharing
     got = [runner(**{k: v[i:i + 1] for k, v in x.items()})["probabilities"][0]
            for i in range(len(x["input_mask"]))]
     np.testing.assert_allclose(np.array(got), expected, atol=0.05)
+
+
+def test_int8_tflite_masks_padded_keys(tmp_path):
+    """Padded inputs in the int8 file: padded keys get no attention, outputs ignore the
+    padded positions and follow the QAT model. Regression: TFLite's int8 ADD of the
+    scores and the raw -10000 mask bias wrapped around int16 (in output quanta) and, for
+    some masked-scores ranges, made padded keys the range's *maximum*: a 2-layer student
+    predicted one class on padded SST-2 inputs."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    from albert_tf.compression.testing import tiny_model_dir
+    from albert_tf.export.common import load_source
+    seq, pad_from = 32, 9                    # seq >= 16: TFLite's vectorized int8 ADD
+    config = tiny_config(num_hidden_layers=2, sharing="none")
+    directory = tiny_model_dir(str(tmp_path / "float"), config, max_seq_length=seq)
+    model, _ = load_task_model(directory)
+    quantized = qat.quantize_model(model, QATConfig())
+    x = random_features(config, batch=8, seq=seq, pad_from=pad_from, seed=1)
+    _train(quantized, x, steps=2)
+    # The masked-scores range that student learned in its first layer ([-9.32, 1.73] once
+    # extended): -10000 is -230786 output quanta there, +31358 after an int16 wrap.
+    for variable in quantized.weights:
+        if "masked_scores_m" in variable.name:
+            variable.assign(-1.32 if "masked_scores_min" in variable.name else 1.73)
+    content = qat.convert_int8(quantized, load_source(directory), x, seq_length=seq)
+    interpreter = Interpreter(model_content=content, experimental_preserve_all_tensors=True)
+    runner = interpreter.get_signature_runner()
+    details = interpreter.get_tensor_details()
+    attention_probs = [op["outputs"][0] for op in interpreter._get_ops_details()   # noqa
+                       if op["op_name"] == "SOFTMAX"
+                       and len(details[op["inputs"][0]]["shape"]) == 4]
+    assert len(attention_probs) == 2
+
+    def run(features):
+        out, probs = [], []
+        for i in range(len(features["input_mask"])):
+            out.append(runner(**{k: v[i:i + 1] for k, v in features.items()})["probabilities"][0])
+            probs.append([interpreter.get_tensor(t)[0] for t in attention_probs])
+        scale, zero = details[attention_probs[0]]["quantization"]
+        return np.array(out), (np.array(probs, np.float32) - zero) * scale  # [B, L, N, F, T]
+
+    got, probs = run(x)
+    padded = x["input_mask"] == 0
+    real_rows = probs[padded.any(1)][..., :pad_from, :]
+    assert real_rows.size and np.all(real_rows[..., pad_from:] == 0)   # padded keys: weight 0
+    np.testing.assert_allclose(real_rows.sum(-1), 1.0, atol=0.03)
+    other = dict(x, input_word_ids=np.where(
+        padded, (x["input_word_ids"] * 7 + 3) % config.vocab_size, x["input_word_ids"]))
+    np.testing.assert_array_equal(run(other)[0], got)      # padded tokens are invisible
+    expected = keras.activations.softmax(quantized(x)["logits"]).numpy()
+    np.testing.assert_allclose(got, expected, atol=0.02)

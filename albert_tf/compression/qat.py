@@ -8,7 +8,8 @@ for our layers and applies them with TF-MOT's ``QuantizeWrapperV2``:
 layer                           quantized
 ==============================  ============================================================
 `SelfAttentionBlock`            q/k/v/output kernels (int8, symmetric, per tensor: see below);
-                                q, k, v, scaled q, scores, masked scores, softmax probs
+                                q, k, v, scaled q, scores, mask bias (fixed
+                                `MASK_BIAS_RANGE`), masked scores, softmax probs
                                 (fixed [0, 255/256]: TFLite's int8 softmax output), context,
                                 output projection, and its LayerNorm (input = residual sum,
                                 output)
@@ -25,6 +26,17 @@ The attention mask adds -10000 to padded keys; a range covering it would leave i
 scores no resolution, so the masked-scores range is learned from the *unmasked*
 entries and extended below by its own width, at least 8 (padded keys saturate
 there: softmax weight < e^-8 of the real keys'). Padded fixed-length inputs then work in int8.
+
+The mask bias itself is clipped to ``MASK_BIAS_RANGE`` = [-512, 0] (a fixed-range point
+of each attention block; any bias far below the scores masks alike). With the raw
+-10000 the int8 ``ADD`` of scores and bias breaks: TFLite's optimized int8 add
+(NEON, and NEON_2_SSE on x86) narrows the rescaled sum, in *output* quanta, to int16
+without saturation before clamping to int8. -10000 at a masked-scores scale of ~0.04
+is ~-230000 quanta, which wraps modulo 65536 to a value of either sign: depending on
+the learned range, padded keys came out as the range's *maximum* (their softmax weight
+then dominated: a 2-layer student predicted one class) or, by luck, its minimum.
+-512 is at most 255 * 512 / 8 = 16320 output quanta (the masked-scores range is at
+least `MASK_EXTENSION` = 8 wide), well within int16.
 
 Activation ranges of a block shared across depths
 -------------------------------------------------
@@ -63,10 +75,14 @@ from albert_tf.compression.graph import fresh_copy, rewrap, split_shared_nodes
 from albert_tf.layers import ClsPooler, FeedForwardBlock, SelfAttentionBlock
 
 Q = tfmot.quantization.keras
-MASKED_BELOW = -1000.0      # scores below this are padded keys (the mask adds -10000)
-# Padded keys saturate at least this far below the real scores (softmax weight < e^-8);
-# it also keeps the int8 ADD of the -10000 mask bias within TFLite's rescaling limits.
+# Padded keys saturate at least this far below the real scores (softmax weight < e^-8).
 MASK_EXTENSION = 8.0
+# The QAT (and int8) attention-mask bias: -10000 clipped to -512 (see the module docstring).
+MASK_BIAS_RANGE = (-512.0, 0.0)
+MASKED_BELOW = MASK_BIAS_RANGE[0] / 2   # masked scores below this are padded keys
+# TFLite's int8 ADD holds the rescaled sum (output quanta, before the output zero point)
+# in int16: the clipped bias plus the scores' and zero point's 255 + 128 quanta must fit.
+assert -MASK_BIAS_RANGE[0] * 255 / MASK_EXTENSION + 255 + 128 < 2 ** 15
 SOFTMAX_RANGE = (0.0, 255.0 / 256.0)   # TFLite int8 softmax output: scale 1/256, zp -128
 HEAD_DENSE_NAMES = ("classifier", "regressor", "token_classifier", "choice_scorer")
 
@@ -268,7 +284,7 @@ class AttentionQuantizeConfig(BlockQuantizeConfig):
     """`SelfAttentionBlock`: q/k/v/output kernels, attention internals, its LayerNorm."""
 
     DENSES = ("query", "key", "value", "output_dense")
-    FIXED = {"probs": SOFTMAX_RANGE}
+    FIXED = {"probs": SOFTMAX_RANGE, "mask_bias": MASK_BIAS_RANGE}
     MASKED = ("masked_scores",)
 
 

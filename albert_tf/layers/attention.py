@@ -37,8 +37,9 @@ class SelfAttentionBlock(QuantizePointsMixin, keras.layers.Layer):
     ``layer_norm``. ``N * D == H`` unless ``head_size`` is given (heads pruned).
     """
 
-    QUANTIZE_POINTS = ("query", "key", "value", "query_scaled", "scores", "masked_scores",
-                       "probs", "context", "attention_output", "residual", "output")
+    QUANTIZE_POINTS = ("query", "key", "value", "query_scaled", "scores", "mask_bias",
+                       "masked_scores", "probs", "context", "attention_output", "residual",
+                       "output")
 
     def __init__(self, hidden_size: int, num_heads: int, initializer_range: float = 0.02,
                  layer_norm_eps: float = 1e-12, dropout_rate: float = 0.0,
@@ -93,8 +94,8 @@ class SelfAttentionBlock(QuantizePointsMixin, keras.layers.Layer):
         q = point("query_scaled", q * (1.0 / math.sqrt(self.head_size)))
         scores = point("scores", tf.matmul(q, k, transpose_b=True))  # BNFD,BNTD->BNFT
         # Softmax in float32 even under mixed precision.
-        scores = point("masked_scores",
-                       tf.cast(scores, tf.float32) + tf.cast(mask_bias, tf.float32))
+        mask_bias = point("mask_bias", tf.cast(mask_bias, tf.float32))   # QAT: clipped
+        scores = point("masked_scores", tf.cast(scores, tf.float32) + mask_bias)
         probs = point("probs", tf.cast(tf.nn.softmax(scores, axis=-1), x.dtype))
         probs = self.attention_dropout(probs, training=training)
         context = point("context", tf.matmul(probs, v))             # BNFT,BNTD->BNFD
