@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 OUT="${ALBERT_TF_COMPRESSION_OUT:-/tmp/albert_tf_compression}"
 mkdir -p "$OUT/logs"
 [ -f "$OUT/start/best/task.json" ] || benchmarks/compression_start.sh
-for step in baseline structured pruning qat qat_ranges distillation combos; do
+for step in baseline structured pruning qat qat_ranges distillation combos quantized; do
     nice -n 10 .venv/bin/python "benchmarks/compression_$step.py" > "$OUT/logs/$step.log" 2>&1
 done
 nice -n 10 .venv/bin/python benchmarks/compression_pruning.py --with_embeddings \

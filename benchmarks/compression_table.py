@@ -24,6 +24,10 @@ ROWS = [  # (result file, tflite key, label)
     ("distill_qat_per_depth", "tflite", "distilled student -> QAT -> full int8"),
     ("distill_qat_ptq", "ptq_tflite", "distilled student -> PTQ full int8"),
     ("distill_ptq_xnnpack", "tflite", "distilled student -> PTQ int8, XNNPACK layout"),
+    ("start_dynamic", "tflite", "start, dynamic-range int8"),
+    ("structured_dynamic", "tflite", "structured, dynamic-range int8"),
+    ("structured_int8", "tflite", "structured -> PTQ int8, XNNPACK layout"),
+    ("distillation_dynamic", "tflite", "distilled student, dynamic-range int8"),
 ]
 
 

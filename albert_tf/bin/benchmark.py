@@ -57,7 +57,6 @@ def define_flags() -> None:
                       "(default: those of the tflite_* runtimes in --runtimes).")
 
 
-
 def main(argv: list[str]) -> None:
     del argv
     from albert_tf.benchmark.cpu import cpu_info

@@ -39,7 +39,6 @@ def define_flags() -> None:
     flags.DEFINE_bool("overwrite", False, "Replace a non-empty --output_dir.")
 
 
-
 def run_conversion(source_format: str | None, target: str, input_path: str | None,
                    output_dir: str | None, config_path: str | None = None,
                    allow_unmapped: bool = False, overwrite: bool = False) -> int:

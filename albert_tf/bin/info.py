@@ -21,7 +21,6 @@ def define_flags() -> None:
     flags.DEFINE_string("sharing", None, "Override the sharing mode (all, attention, ffn, none).")
 
 
-
 def official_names() -> list[str]:
     from albert_tf.config import official_config_path
     models_dir = os.path.dirname(official_config_path("albert_base"))

@@ -26,7 +26,6 @@ def define_flags() -> None:
     flags.DEFINE_string("output_dir", None, "Where the run writes (default from the experiment).")
 
 
-
 def main(argv: list[str]) -> None:
     del argv
     import os
