@@ -26,3 +26,19 @@ def test_tflite_and_onnx_workers_time_the_same_model(tmp_path, data_dir):
         for (batch, _), r in rows.items():
             assert 0 < r["median_ms"] <= r["p90_ms"]
             assert abs(r["sequences_per_s"] - batch * 1e3 / r["median_ms"]) < 1e-6
+
+
+def test_tf_worker_loads_the_saved_model_with_in_graph_tokenizer(tmp_path, data_dir):
+    """The `tf` runtime times our SavedModel, which tokenizes in-graph: loading it in a
+    fresh process needs the tf-text ops registered first."""
+    config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
+    model_dir = str(tmp_path / "model")
+    albert_tf.save_model_dir(albert_tf.build_encoder(config), model_dir, vocab_file=os.path.join(
+        ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
+    builder = ArtifactBuilder(model_dir, str(tmp_path / "work"), data_dir, echo=lambda s: None)
+    worker_runtime, artifact = builder.artifact("tf", [(1, 16)])
+    timed = time_in_worker(worker_runtime, artifact, [(1, 16)], config.vocab_size, threads=1,
+                           min_seconds=0.2)
+    assert timed["imported_tensorflow"]
+    assert [(r["batch"], r["seq"]) for r in timed["results"]] == [(1, 16)]
+    assert 0 < timed["results"][0]["median_ms"]

@@ -61,6 +61,7 @@ class TFSavedModelRunner(Runner):
     def __init__(self, artifact: str, threads: int, signature: str = "encode"):
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (the SavedModel tokenizes in-graph: its ops)
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
         self.tf = tf
