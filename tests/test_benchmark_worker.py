@@ -42,3 +42,18 @@ def test_tf_worker_loads_the_saved_model_with_in_graph_tokenizer(tmp_path, data_
     assert timed["imported_tensorflow"]
     assert [(r["batch"], r["seq"]) for r in timed["results"]] == [(1, 16)]
     assert 0 < timed["results"][0]["median_ms"]
+
+
+def test_onnx_peer_of_a_bert_model(tmp_path, data_dir):
+    """BERT-shaped models export to ONNX too (transformers 5's BertModel rejects the
+    positional tracing inputs that AlbertModel accepts)."""
+    config = albert_tf.load_config("bert_tiny").replace(vocab_size=8000)
+    model_dir = str(tmp_path / "model")
+    albert_tf.save_model_dir(albert_tf.build_encoder(config), model_dir, vocab_file=os.path.join(
+        ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
+    builder = ArtifactBuilder(model_dir, str(tmp_path / "work"), data_dir, echo=lambda s: None)
+    worker_runtime, artifact = builder.artifact("onnx", [(1, 16)])
+    timed = time_in_worker(worker_runtime, artifact, [(1, 16)], config.vocab_size, threads=1,
+                           min_seconds=0.2)
+    assert not timed["imported_tensorflow"]
+    assert 0 < timed["results"][0]["median_ms"]

@@ -14,7 +14,22 @@ def export_onnx(hf_dir: str, path: str, opset: int = 17) -> str:
     """Exports the HF encoder to ONNX with dynamic batch and sequence axes."""
     import torch
     import transformers
-    model = transformers.AutoModel.from_pretrained(hf_dir).eval()
+
+    class Encoder(torch.nn.Module):
+        """Keyword call with exactly our three inputs: tracing the HF model with
+        positional inputs collides with some forward signatures (transformers 5
+        BertModel: "multiple values for argument 'use_cache'")."""
+
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids, return_dict=True)
+            return out.last_hidden_state, out.pooler_output
+
+    model = Encoder(transformers.AutoModel.from_pretrained(hf_dir).eval()).eval()
     ids = torch.ones((1, 16), dtype=torch.int64)
     names = ["input_ids", "attention_mask", "token_type_ids"]
     axes = {name: {0: "batch", 1: "seq"} for name in names}
