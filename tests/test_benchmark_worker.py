@@ -8,12 +8,17 @@ from albert_tf.benchmark.run import ArtifactBuilder, time_in_worker
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def test_tflite_and_onnx_workers_time_the_same_model(tmp_path, data_dir):
-    config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
+def _builder(config, tmp_path, data_dir) -> ArtifactBuilder:
+    """Artifacts of a random-weight encoder of ``config`` saved as a model directory."""
     model_dir = str(tmp_path / "model")
     albert_tf.save_model_dir(albert_tf.build_encoder(config), model_dir, vocab_file=os.path.join(
         ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
-    builder = ArtifactBuilder(model_dir, str(tmp_path / "work"), data_dir, echo=lambda s: None)
+    return ArtifactBuilder(model_dir, str(tmp_path / "work"), data_dir, echo=lambda s: None)
+
+
+def test_tflite_and_onnx_workers_time_the_same_model(tmp_path, data_dir):
+    config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
+    builder = _builder(config, tmp_path, data_dir)
     shapes = [(1, 16), (2, 32)]
     for runtime in ("tflite_dynamic", "onnx"):
         worker_runtime, artifact = builder.artifact(runtime, shapes)
@@ -32,10 +37,7 @@ def test_tf_worker_loads_the_saved_model_with_in_graph_tokenizer(tmp_path, data_
     """The `tf` runtime times our SavedModel, which tokenizes in-graph: loading it in a
     fresh process needs the tf-text ops registered first."""
     config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
-    model_dir = str(tmp_path / "model")
-    albert_tf.save_model_dir(albert_tf.build_encoder(config), model_dir, vocab_file=os.path.join(
-        ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
-    builder = ArtifactBuilder(model_dir, str(tmp_path / "work"), data_dir, echo=lambda s: None)
+    builder = _builder(config, tmp_path, data_dir)
     worker_runtime, artifact = builder.artifact("tf", [(1, 16)])
     timed = time_in_worker(worker_runtime, artifact, [(1, 16)], config.vocab_size, threads=1,
                            min_seconds=0.2)
@@ -48,10 +50,7 @@ def test_onnx_peer_of_a_bert_model(tmp_path, data_dir):
     """BERT-shaped models export to ONNX too (transformers 5's BertModel rejects the
     positional tracing inputs that AlbertModel accepts)."""
     config = albert_tf.load_config("bert_tiny").replace(vocab_size=8000)
-    model_dir = str(tmp_path / "model")
-    albert_tf.save_model_dir(albert_tf.build_encoder(config), model_dir, vocab_file=os.path.join(
-        ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
-    builder = ArtifactBuilder(model_dir, str(tmp_path / "work"), data_dir, echo=lambda s: None)
+    builder = _builder(config, tmp_path, data_dir)
     worker_runtime, artifact = builder.artifact("onnx", [(1, 16)])
     timed = time_in_worker(worker_runtime, artifact, [(1, 16)], config.vocab_size, threads=1,
                            min_seconds=0.2)

@@ -17,32 +17,28 @@ from absl import app, flags
 FLAGS = flags.FLAGS
 
 
-def _define(kind, name, default, help_text):
-    getattr(flags, "DEFINE_" + kind)(name, default, help_text)
-
-
 def define_flags() -> None:
     """Defines the flags (called by `run`, not at import)."""
-    _define("list", "input_file", None, "Input text files or globs (comma-separated).")
-    _define("string", "output_file", None, "Output TFRecord path (shards get -NNNNN-of-NNNNN).")
-    _define("string", "spm_model_file", None, "SentencePiece model of the vocabulary.")
-    _define("bool", "do_lower_case", True, "Lower-case the input text.")
-    _define("bool", "do_whole_word_mask", True, "Mask whole words (n-grams of words).")
-    _define("integer", "max_seq_length", 512, "Maximum sequence length.")
-    _define("integer", "max_predictions_per_seq", 20, "Maximum masked LM predictions per sequence.")
-    _define("integer", "random_seed", 12345, "Random seed.")
-    _define("integer", "dupe_factor", 40, "Number of times to duplicate the input with different masks.")
-    _define("float", "masked_lm_prob", 0.15, "Masked LM probability.")
-    _define("float", "short_seq_prob", 0.1, "Probability of a shorter target sequence length.")
-    _define("integer", "ngram", 3, "Maximum n-gram length to mask (n drawn with weight 1/n).")
-    _define("bool", "favor_shorter_ngram", False, "Reverse the n-gram weights.")
-    _define("bool", "split_sentences", True, "Split lines into sentences (segments for SOP).")
-    _define("bool", "document_per_file", False, "Each input file is one document.")
-    _define("integer", "num_workers", 1, "Worker processes (each writes its own shards).")
-    _define("integer", "num_shards", None, "Output shards (default: num_workers).")
-    _define("integer", "shuffle_buffer", 10000, "Instances held for shuffling before writing.")
-    _define("string", "summary_file", None, "Also write the JSON summary here.")
-    _define("bool", "progress", True, "Show a progress bar on stderr.")
+    flags.DEFINE_list("input_file", None, "Input text files or globs (comma-separated).")
+    flags.DEFINE_string("output_file", None, "Output TFRecord path (shards get -NNNNN-of-NNNNN).")
+    flags.DEFINE_string("spm_model_file", None, "SentencePiece model of the vocabulary.")
+    flags.DEFINE_bool("do_lower_case", True, "Lower-case the input text.")
+    flags.DEFINE_bool("do_whole_word_mask", True, "Mask whole words (n-grams of words).")
+    flags.DEFINE_integer("max_seq_length", 512, "Maximum sequence length.")
+    flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum masked LM predictions per sequence.")
+    flags.DEFINE_integer("random_seed", 12345, "Random seed.")
+    flags.DEFINE_integer("dupe_factor", 40, "Number of times to duplicate the input with different masks.")
+    flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
+    flags.DEFINE_float("short_seq_prob", 0.1, "Probability of a shorter target sequence length.")
+    flags.DEFINE_integer("ngram", 3, "Maximum n-gram length to mask (n drawn with weight 1/n).")
+    flags.DEFINE_bool("favor_shorter_ngram", False, "Reverse the n-gram weights.")
+    flags.DEFINE_bool("split_sentences", True, "Split lines into sentences (segments for SOP).")
+    flags.DEFINE_bool("document_per_file", False, "Each input file is one document.")
+    flags.DEFINE_integer("num_workers", 1, "Worker processes (each writes its own shards).")
+    flags.DEFINE_integer("num_shards", None, "Output shards (default: num_workers).")
+    flags.DEFINE_integer("shuffle_buffer", 10000, "Instances held for shuffling before writing.")
+    flags.DEFINE_string("summary_file", None, "Also write the JSON summary here.")
+    flags.DEFINE_bool("progress", True, "Show a progress bar on stderr.")
 _REQUIRED = ["input_file", "output_file", "spm_model_file"]
 
 

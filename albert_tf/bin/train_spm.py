@@ -16,19 +16,15 @@ from absl import app, flags
 FLAGS = flags.FLAGS
 
 
-def _define(kind, name, default, help_text):
-    getattr(flags, "DEFINE_" + kind)(name, default, help_text)
-
-
 def define_flags() -> None:
     """Defines the flags (called by `run`, not at import)."""
-    _define("list", "input", None, "Text files or globs (comma-separated; ** is recursive).")
-    _define("string", "model_prefix", None, "Output prefix: writes PREFIX.model and PREFIX.vocab.")
-    _define("integer", "vocab_size", 30000, "Vocabulary size.")
-    _define("bool", "do_lower_case", True, "Lower-case the text before training.")
-    _define("integer", "input_sentence_size", 10_000_000, "Max sentences sampled for training.")
-    _define("float", "character_coverage", 0.99995, "SentencePiece character coverage.")
-    _define("integer", "num_threads", None, "Trainer threads (default: all cores).")
+    flags.DEFINE_list("input", None, "Text files or globs (comma-separated; ** is recursive).")
+    flags.DEFINE_string("model_prefix", None, "Output prefix: writes PREFIX.model and PREFIX.vocab.")
+    flags.DEFINE_integer("vocab_size", 30000, "Vocabulary size.")
+    flags.DEFINE_bool("do_lower_case", True, "Lower-case the text before training.")
+    flags.DEFINE_integer("input_sentence_size", 10_000_000, "Max sentences sampled for training.")
+    flags.DEFINE_float("character_coverage", 0.99995, "SentencePiece character coverage.")
+    flags.DEFINE_integer("num_threads", None, "Trainer threads (default: all cores).")
 
 
 _REQUIRED = ["input", "model_prefix"]

@@ -23,9 +23,8 @@ import dataclasses
 import typing
 from typing import Any
 
-from albert_tf.training.config import (ConfigKeyError, ConfigValueError, OptimizerConfig,
-                                       load_yaml_file, override_params, parse_params_override,
-                                       resolve_config_file)
+from albert_tf.training.config import (ConfigValueError, OptimizerConfig,
+                                       apply_config_layers)
 
 STAGES = ("structured", "distillation", "pruning", "qat")
 PRUNE_GROUPS = ("attention", "ffn", "embedding_projection", "embeddings", "pooler", "head")
@@ -348,17 +347,7 @@ def validate(config: CompressionConfig) -> None:
 def build_compression_config(config_files=(), params_overrides=(),
                              base: CompressionConfig | None = None) -> CompressionConfig:
     """Defaults, then each YAML file, then each ``params_override``, then `validate`."""
-    config = base if base is not None else CompressionConfig()
-    for path in config_files or ():
-        path = resolve_config_file(path)
-        try:
-            override_params(config, load_yaml_file(path))
-        except (ConfigKeyError, ConfigValueError) as e:
-            raise type(e)(f"{path}: {e}") from None
-    for text in params_overrides or ():
-        try:
-            override_params(config, parse_params_override(text))
-        except (ConfigKeyError, ConfigValueError) as e:
-            raise type(e)(f"--params_override: {e}") from None
+    config = apply_config_layers(base if base is not None else CompressionConfig(),
+                                 config_files, params_overrides)
     validate(config)
     return config

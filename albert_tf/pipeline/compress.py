@@ -26,12 +26,12 @@ fixed cost comes on top.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from typing import Any
 
 from albert_tf.config import AlbertConfig, load_config
 from albert_tf.pipeline.experiment import CompressConfig, PipelineConfig
+from albert_tf.pipeline.stages import write_text
 from albert_tf.training.config import ConfigValueError, override_params
 
 OVERHEAD_SECONDS, TRAIN_SHARE, MIN_TRAIN_SHARE = 45.0, 0.75, 0.25
@@ -173,16 +173,8 @@ def write_compression_config(path: str, compression_cfg) -> str:
     """The resolved config as YAML, for ``albert-tf-compress --config_file``."""
     import yaml
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        yaml.safe_dump(compression_cfg.as_dict(), f, sort_keys=False)
-    os.replace(path + ".tmp", path)
+    write_text(path, yaml.safe_dump(compression_cfg.as_dict(), sort_keys=False))
     return path
-
-
-def write_json(path: str, values: dict[str, Any]) -> None:
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(values, f, indent=2, sort_keys=True)
-    os.replace(path + ".tmp", path)
 
 
 def check_compression_configs(config: PipelineConfig) -> None:

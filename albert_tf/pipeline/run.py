@@ -17,7 +17,7 @@ from typing import Any, Callable
 from albert_tf.pipeline import compress as compress_lib
 from albert_tf.pipeline.experiment import PipelineConfig, validate
 from albert_tf.pipeline.report import Artifact, CompressionRun, write_report
-from albert_tf.pipeline.stages import Stage, StageRunner, python_module
+from albert_tf.pipeline.stages import Stage, StageRunner, python_module, write_json
 from albert_tf.training.config import ConfigValueError
 
 # The top-level tflite/ tools (runner, evaluator, benchmark) live beside the package.
@@ -255,7 +255,7 @@ def compress_stage(config: PipelineConfig, paths: Paths, model: str,
             os.path.join(out, "compression.yaml"), settings)
         if compression.stage == "distillation":
             compress_lib.write_student(config.compress, model, out)
-        compress_lib.write_json(os.path.join(out, "budget.json"), {
+        write_json(os.path.join(out, "budget.json"), {
             "budget_seconds": config.compress.seconds, "steps_per_second": speed,
             "steps": steps})
         return python_module("albert_tf.bin.compress", f"--config_file={config_file}")

@@ -23,6 +23,20 @@ class StageError(RuntimeError):
     """A stage's command failed; the message names the stage and its log file."""
 
 
+
+def write_text(path: str, text: str) -> None:
+    """Writes ``path`` atomically (a temporary file beside it, then a rename)."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def write_json(path: str, values: dict[str, Any]) -> None:
+    """``values`` as indented, key-sorted JSON, written atomically."""
+    write_text(path, json.dumps(values, indent=2, sort_keys=True))
+
+
 @dataclasses.dataclass
 class Stage:
     """One step of a pipeline.
@@ -93,11 +107,7 @@ class StageRunner:
             return float(f.read())
 
     def _record(self, name: str, result: dict[str, Any]) -> None:
-        path = self.result_path(name)
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2, sort_keys=True)
-        os.replace(tmp, path)
+        write_json(self.result_path(name), result)
 
     def run(self, stage: Stage) -> dict[str, Any]:
         done = self.result(stage.name)

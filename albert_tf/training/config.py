@@ -451,7 +451,16 @@ def resolve_config_file(path: str) -> str:
 def build_experiment(base: ExperimentConfig | None = None, config_files=(),
                      params_overrides=()) -> ExperimentConfig:
     """Defaults, then each YAML file, then each ``params_override`` string, in order."""
-    config = base if base is not None else ExperimentConfig()
+    config = apply_config_layers(base if base is not None else ExperimentConfig(),
+                                 config_files, params_overrides)
+    validate(config)
+    return config
+
+
+def apply_config_layers(config, config_files=(), params_overrides=()):
+    """Applies each YAML file (a path or a name in ``official_configs/experiments``),
+    then each ``params_override``, to the dataclass ``config``; errors name the file or
+    the flag. Returns ``config``."""
     for path in config_files or ():
         path = resolve_config_file(path)
         try:
@@ -463,7 +472,6 @@ def build_experiment(base: ExperimentConfig | None = None, config_files=(),
             override_params(config, parse_params_override(text))
         except (ConfigKeyError, ConfigValueError) as e:
             raise type(e)(f"--params_override: {e}") from None
-    validate(config)
     return config
 
 
