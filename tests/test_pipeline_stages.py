@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from albert_tf.pipeline.report import Artifact, pareto_front, write_report
+from albert_tf.pipeline.report import Artifact, choose_final, pareto_front, write_report
 from albert_tf.pipeline.stages import Stage, StageError, StageRunner
 
 
@@ -59,6 +59,19 @@ def test_pareto_front_keeps_only_undominated_artifacts():
     assert [a.name for a in pareto_front(artifacts)] == ["fast_bad", "middle", "slow_good"]
 
 
+def test_the_final_choice_is_the_fastest_within_the_allowed_dev_drop():
+    artifacts = [_artifact("best", 0.830, 10.0), _artifact("close", 0.8205, 4.0),
+                 _artifact("closer_slower", 0.825, 6.0), _artifact("fast_bad", 0.80, 1.0)]
+    assert choose_final(artifacts, 1.0).name == "close"          # 0.95 points below best
+    assert choose_final(artifacts, 0.5).name == "closer_slower"
+    assert choose_final(artifacts, 0.0).name == "best"
+    assert choose_final(artifacts, 5.0).name == "fast_bad"
+    tie = [_artifact("a", 0.81, 2.0), _artifact("b", 0.82, 2.0)]
+    assert choose_final(tie, 1.0).name == "b"                   # equal speed: more accurate
+    with pytest.raises(ValueError, match="no scored and timed artifacts"):
+        choose_final([], 1.0)
+
+
 def test_report_files_are_written(tmp_path):
     artifacts = [_artifact("a", 0.8, 2.0, 3.0), _artifact("b", 0.85, 4.0, 1.0)]
     curves = {"small": [(10.0, 7.0), (60.0, 5.5)], "large": [(10.0, 7.2), (60.0, 5.0)]}
@@ -85,6 +98,7 @@ from albert_tf.training.config import ConfigValueError  # noqa: E402
     ("compress.seconds=0", "compress.seconds: must be positive"),
     ("compress.distill=true,compress.distill_student=no_such_model", "compress.distill_student"),
     ("pretrain.models=[albert_mini,no_such_model]", "pretrain.models: 'no_such_model'"),
+    ("final_test.max_dev_drop=-1", "final_test.max_dev_drop=-1"),
 ])
 def test_bad_compression_keys_fail_naming_the_key(override, key):
     with pytest.raises(ConfigValueError, match=key):
@@ -127,22 +141,28 @@ def test_the_full_experiment_plans_every_compression(tmp_path):
     config = load_pipeline_config("run_full", [f"output_dir={tmp_path}",
                                                "compress.steps_per_second=2"])
     stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
+    assert config.compress.models == ["albert_small"]         # train large, then compress
     for model in config.pretrain.models:
-        for method in ("prune0.5", "prune0.8", "prune0.9", "structured", "distill", "qat"):
-            assert stages[f"compress_{model}+{method}"].needs == (f"finetune_{model}",)
-        assert f"export_{model}+qat__qat" in stages
-        assert f"export_{model}+qat__none" not in stages
-        assert f"time_{model}+prune0.9__int8" in stages
-    argv = stages["compress_albert_base+distill"].argv()     # writes its inputs now
-    out = tmp_path / "compress" / "albert_base+distill"
+        assert f"time_{model}__int8" in stages                 # every size exported
+        if model not in config.compress.models:
+            assert f"compress_{model}+distill" not in stages
+    model = "albert_small"
+    for method in ("prune0.5", "prune0.8", "prune0.9", "structured", "distill", "qat"):
+        assert stages[f"compress_{model}+{method}"].needs == (f"finetune_{model}",)
+    assert f"export_{model}+qat__qat" in stages
+    assert f"export_{model}+qat__none" not in stages
+    assert f"time_{model}+prune0.9__dynamic" in stages
+    assert f"time_{model}+prune0.9__int8" not in stages       # compress.quantizations
+    argv = stages["compress_albert_small+distill"].argv()     # writes its inputs now
+    out = tmp_path / "compress" / "albert_small+distill"
     assert argv[-1] == f"--config_file={out / 'compression.yaml'}"
     from albert_tf.compression.config import build_compression_config
     resolved = build_compression_config([str(out / "compression.yaml")])
     assert resolved.stages == ["distillation"]
-    assert resolved.distillation.train_steps == 405      # 0.75 * (450 - 45) s * 2 / 1.5
+    assert resolved.distillation.train_steps == 195      # 0.75 * (240 - 45) s * 2 / 1.5
     assert resolved.distillation.student_init == "teacher"
     student = json.loads((out / "student_config.json").read_text())
-    assert student["num_hidden_layers"] == 6 and student["hidden_size"] == 768
+    assert student["num_hidden_layers"] == 2 and student["hidden_size"] == 256
 
 
 def _seed_finished_stages(run_dir, model: str, finetuned: str) -> None:
@@ -177,7 +197,8 @@ def test_tiny_run_compresses_exports_reports_and_resumes(tmp_path, data_dir):
     from albert_tf.compression.testing import tiny_config, tiny_model_dir, tiny_sst2_dir
     from albert_tf.pipeline.run import Paths, run_pipeline
     config = PipelineConfig(output_dir=str(tmp_path / "run"),
-                            data_dir=tiny_sst2_dir(str(tmp_path / "data"), data_dir, 64, 32))
+                            data_dir=tiny_sst2_dir(str(tmp_path / "data"), data_dir, 64, 32,
+                                                   test=48))
     config.pretrain.models = ["albert_tiny"]
     config.compress.prune_sparsities = [0.5]
     config.compress.structured = config.compress.distill = config.compress.qat = False
@@ -203,6 +224,13 @@ def test_tiny_run_compresses_exports_reports_and_resumes(tmp_path, data_dir):
     text = (tmp_path / "run" / "report" / "report.md").read_text()
     assert f"| {candidate}/none | albert_tiny | prune0.5 |" in text
     assert (tmp_path / "run" / "report" / "accuracy_vs_latency.png").stat().st_size > 0
+    # The one look at test: the artifact chose_final picks on dev, scored on the 48 rows.
+    final = report["final"]
+    expected = choose_final([Artifact(**a) for a in report["artifacts"]], 1.0)
+    assert final["artifact"] == expected.name and final["test_examples"] == 48
+    assert 0.0 <= final["test_accuracy"] <= 1.0
+    assert final["dev_accuracy"] == expected.accuracy
+    assert "## Final choice, scored once on test" in text
 
     messages = []
     run_pipeline(config, echo=messages.append)

@@ -146,6 +146,24 @@ def test_bad_requests_are_clear_errors(model_dir, source, tmp_path):
         export_tflite(model_dir, str(tmp_path / "c"), source=source)
 
 
+def test_evaluator_reads_a_labeled_test_split_and_rejects_an_unlabeled_one(data_dir, tmp_path):
+    from tflite import evaluate
+    texts, _, labels, _, _ = evaluate.load_split("sst2", data_dir, "test")
+    with open(os.path.join(data_dir, "glue", "SST-2", "test.tsv"), encoding="utf-8") as f:
+        assert len(texts) == len(labels) == sum(1 for _ in f) - 1
+    assert set(labels) == {"0", "1"}
+    glue = tmp_path / "glue" / "SST-2"        # GLUE's public layout: test without labels
+    glue.mkdir(parents=True)
+    (glue / "train.tsv").write_text("sentence\tlabel\ngood .\t1\n")
+    (glue / "dev.tsv").write_text("sentence\tlabel\nbad .\t0\n")
+    (glue / "test.tsv").write_text("index\tsentence\n0\tfine .\n")
+    with pytest.raises(SystemExit, match="test split of 'sst2'.*has no labels"):
+        evaluate.load_split("sst2", str(tmp_path), "test")
+    assert evaluate.load_split("sst2", str(tmp_path), "dev")[2] == ["0"]
+    with pytest.raises(SystemExit, match="--split='train'"):
+        evaluate.load_split("sst2", str(tmp_path), "train")
+
+
 def test_evaluator_benchmark_and_metadata_tools(float_export, model_dir, data_dir, tmp_path):
     from tflite import benchmark, evaluate, metadata
     from tflite.runner import TFLiteRunner

@@ -2,9 +2,11 @@
 
     python -m tflite.evaluate --model=edge/sst2_int8 --task=sst2 [--data_dir=../shared/data]
     python -m tflite.evaluate --model=edge/sst2_text --task=sst2 --json=scores.json
+    python -m tflite.evaluate --model=edge/final --task=sst2 --split=test   # once, at the end
 
 Classification: accuracy (and Matthews correlation for CoLA); regression: Pearson and
-Spearman. Only the dev split is read (the test split is for final reports elsewhere).
+Spearman. The dev split by default; ``--split=test`` is for the final report of a model
+chosen on dev (`albert_tf.pipeline.run` does this once), never for choosing.
 """
 
 from __future__ import annotations
@@ -24,8 +26,14 @@ if __package__ in (None, ""):
 from tflite.runner import TFLiteRunner  # noqa: E402
 
 
-def load_dev(task: str, data_dir: str):
-    """(texts_a, texts_b or None, labels, label_list, is_regression) of the task's dev split."""
+SPLITS = ("dev", "test")
+
+
+def load_split(task: str, data_dir: str, split: str = "dev"):
+    """(texts_a, texts_b or None, labels, label_list, is_regression) of the task's ``split``
+    (dev or test); exits with a message when the split is absent or unlabeled."""
+    if split not in SPLITS:
+        raise SystemExit(f"--split={split!r}: use one of {', '.join(SPLITS)}.")
     from albert_tf.data.tasks import load_task
     errors = []
     for root in (data_dir, os.path.join(data_dir, "glue"), os.path.join(data_dir, "extra")):
@@ -36,10 +44,18 @@ def load_dev(task: str, data_dir: str):
             errors.append(str(e))
     else:
         raise SystemExit(f"cannot load task {task!r} from {data_dir}: {errors[0]}")
-    dev = data.dev
-    texts_b = [ex.text_b for ex in dev] if dev and dev[0].text_b is not None else None
-    return [ex.text_a for ex in dev], texts_b, [ex.label for ex in dev], data.label_list, \
-        data.is_regression
+    examples = data.dev if split == "dev" else data.test
+    if not examples:
+        raise SystemExit(f"task {task!r} has no {split} split under {data_dir} (expected "
+                         f"<Task>/{split}.tsv).")
+    if any(ex.label is None for ex in examples):
+        raise SystemExit(f"the {split} split of {task!r} under {data_dir} has no labels (GLUE's "
+                         "public test files are unlabeled): score on dev, or give a labeled "
+                         "file.")
+    texts_b = [ex.text_b for ex in examples] if examples[0].text_b is not None else None
+    return [ex.text_a for ex in examples], texts_b, [ex.label for ex in examples], \
+        data.label_list, data.is_regression
+
 
 
 def score(predictions: Sequence[dict], labels: Sequence[Any], label_list, is_regression: bool,
@@ -64,8 +80,8 @@ def score(predictions: Sequence[dict], labels: Sequence[Any], label_list, is_reg
 
 
 def evaluate(model: str, task: str, data_dir: str, num_threads: int = 2,
-             limit: int | None = None) -> dict[str, Any]:
-    texts_a, texts_b, labels, label_list, is_regression = load_dev(task, data_dir)
+             limit: int | None = None, split: str = "dev") -> dict[str, Any]:
+    texts_a, texts_b, labels, label_list, is_regression = load_split(task, data_dir, split)
     if limit:
         texts_a, labels = texts_a[:limit], labels[:limit]
         texts_b = texts_b[:limit] if texts_b is not None else None
@@ -74,13 +90,14 @@ def evaluate(model: str, task: str, data_dir: str, num_threads: int = 2,
     predictions = runner.predict(texts_a, texts_b)
     seconds = time.perf_counter() - start
     result = score(predictions, labels, label_list, is_regression, task)
-    result.update(model=model, task=task, examples=len(texts_a),
+    result.update(model=model, task=task, split=split, examples=len(texts_a),
                   quantization=runner.meta.get("quantization"), seconds=seconds)
     return result
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Score a TFLite model on a task's dev set.")
+    parser = argparse.ArgumentParser(description="Score a TFLite model on a task's dev (or, "
+                                     "once, test) set.")
     parser.add_argument("--model", required=True, action="append",
                         help="export directory or .tflite (repeatable)")
     parser.add_argument("--task", required=True)
@@ -88,9 +105,11 @@ def main(argv: Iterable[str] | None = None) -> int:
         "ALBERT_TF_DATA", os.path.join("..", "shared", "data")))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--split", default="dev", choices=SPLITS,
+                        help="dev (default) or test: test only for a model already chosen")
     parser.add_argument("--json", default=None, help="write the results here")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    results = [evaluate(m, args.task, args.data_dir, args.threads, args.limit)
+    results = [evaluate(m, args.task, args.data_dir, args.threads, args.limit, args.split)
                for m in args.model]
     for r in results:
         metrics = ", ".join(f"{k} {v:.4f}" for k, v in r.items()

@@ -45,11 +45,15 @@ def tiny_model_dir(directory: str, config: AlbertConfig | None = None, seed: int
     return save_model_dir(model, directory, config, sst2_task_info(max_seq_length), VOCAB)
 
 
-def tiny_sst2_dir(directory: str, real_data_dir: str, train: int = 256, dev: int = 64) -> str:
-    """A GLUE-layout data directory with the first rows of the real SST-2 splits."""
+def tiny_sst2_dir(directory: str, real_data_dir: str, train: int = 256, dev: int = 64,
+                  test: int = 0) -> str:
+    """A GLUE-layout data directory with the first rows of the real SST-2 splits (no
+    test split unless ``test`` rows are asked for)."""
     target = os.path.join(directory, "glue", "SST-2")
     os.makedirs(target, exist_ok=True)
-    for split, n in (("train", train), ("dev", dev)):
+    for split, n in (("train", train), ("dev", dev), ("test", test)):
+        if not n:
+            continue
         with open(os.path.join(real_data_dir, "glue", "SST-2", f"{split}.tsv"),
                   encoding="utf-8") as f:
             lines = [next(f) for _ in range(n + 1)]

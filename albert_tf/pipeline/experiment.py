@@ -119,6 +119,19 @@ class ExportConfig:
 
 
 @dataclasses.dataclass
+class FinalTestConfig:
+    """The one look at the task's test split, after everything else has run.
+
+    The chosen artifact is the fastest one whose dev accuracy is within
+    ``max_dev_drop`` points of the best dev accuracy of the run (`report.choose_final`);
+    it alone is scored on test, once: the result is a recorded stage, so reruns reuse it.
+    """
+
+    enabled: bool = True
+    max_dev_drop: float = 1.0
+
+
+@dataclasses.dataclass
 class PipelineConfig:
     """The whole run; ``output_dir`` holds every artifact, log and the report."""
 
@@ -131,6 +144,7 @@ class PipelineConfig:
     finetune: FinetuneConfig = dataclasses.field(default_factory=FinetuneConfig)
     compress: CompressConfig = dataclasses.field(default_factory=CompressConfig)
     export: ExportConfig = dataclasses.field(default_factory=ExportConfig)
+    final_test: FinalTestConfig = dataclasses.field(default_factory=FinalTestConfig)
 
     def data_path(self, relative: str) -> str:
         return relative if os.path.isabs(relative) else os.path.join(self.data_dir, relative)
@@ -154,6 +168,10 @@ def validate(config: PipelineConfig) -> None:
         raise ConfigValueError("pretrain.seconds and finetune.seconds must be positive.")
     _check_quantizations("export.quantizations", config.export.quantizations)
     _check_compress(config.compress, config.pretrain.models)
+    if not 0 <= config.final_test.max_dev_drop <= 100:
+        raise ConfigValueError(
+            f"final_test.max_dev_drop={config.final_test.max_dev_drop}: give the allowed drop "
+            "from the best dev accuracy in points, between 0 and 100 (e.g. 1.0).")
 
 
 def _check_models(models: list[str]) -> None:

@@ -63,6 +63,30 @@ def pareto_front(artifacts: Sequence[Artifact]) -> list[Artifact]:
     return sorted(front, key=lambda a: a.latency_ms)
 
 
+def choose_final(artifacts: Sequence[Artifact], max_dev_drop: float) -> Artifact:
+    """The artifact to ship: the fastest whose dev accuracy is at most ``max_dev_drop``
+    points below the best one's (ties: the more accurate). Always on the Pareto front."""
+    if not artifacts:
+        raise ValueError("no scored and timed artifacts to choose from")
+    floor = max(a.accuracy for a in artifacts) - max_dev_drop / 100 - 1e-9
+    return min((a for a in artifacts if a.accuracy >= floor),
+               key=lambda a: (a.latency_ms, -a.accuracy))
+
+
+def final_lines(final: dict | None) -> list[str]:
+    """The markdown of the final choice and its one test score (nothing when absent)."""
+    if not final:
+        return []
+    lines = ["## Final choice, scored once on test", "",
+             f"Rule: {final['rule']}.", "",
+             "| artifact | dev acc % | test acc % | test examples | latency ms | size MiB |",
+             "|---|---:|---:|---:|---:|---:|",
+             f"| {final['artifact']} | {100 * final['dev_accuracy']:.2f} | "
+             f"{100 * final['test_accuracy']:.2f} | {final['test_examples']} | "
+             f"{final['latency_ms']:.2f} | {final['size_mib']:.2f} |", ""]
+    return lines
+
+
 def _pyplot():
     import matplotlib
     matplotlib.use("Agg")
@@ -142,7 +166,8 @@ def compression_lines(runs: Sequence[CompressionRun]) -> list[str]:
 
 
 def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, float]]],
-             meta: dict, compressions: Sequence[CompressionRun] = ()) -> str:
+             meta: dict, compressions: Sequence[CompressionRun] = (),
+             final: dict | None = None) -> str:
     front = {a.name for a in pareto_front(artifacts)}
     lines = ["# Train large, then compress: report", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
@@ -164,12 +189,13 @@ def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, 
                      f"{'*' if a.name in front else ''} |")
     lines += ["", "![accuracy vs latency](accuracy_vs_latency.png)",
               "![accuracy vs size](accuracy_vs_size.png)", ""]
+    lines += final_lines(final)
     return "\n".join(lines)
 
 
 def write_report(output_dir: str, artifacts: Sequence[Artifact],
                  curves: dict[str, list[tuple[float, float]]], meta: dict,
-                 compressions: Sequence[CompressionRun] = ()) -> str:
+                 compressions: Sequence[CompressionRun] = (), final: dict | None = None) -> str:
     os.makedirs(output_dir, exist_ok=True)
     plot_pretraining_curves(os.path.join(output_dir, "pretraining_curves.png"), curves)
     if artifacts:
@@ -177,12 +203,13 @@ def write_report(output_dir: str, artifacts: Sequence[Artifact],
                       "latency_ms", "latency, batch 1 (ms)")
         plot_tradeoff(os.path.join(output_dir, "accuracy_vs_size.png"), artifacts,
                       "size_mib", "model file size (MiB)")
-    text = markdown(artifacts, curves, meta, compressions)
+    text = markdown(artifacts, curves, meta, compressions, final)
     with open(os.path.join(output_dir, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)
     with open(os.path.join(output_dir, "report.json"), "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "pretraining_curves": curves,
                    "artifacts": [dataclasses.asdict(a) for a in artifacts],
                    "compressions": [dataclasses.asdict(r) for r in compressions],
-                   "pareto_front": [a.name for a in pareto_front(artifacts)]}, f, indent=2)
+                   "pareto_front": [a.name for a in pareto_front(artifacts)],
+                   "final": final}, f, indent=2)
     return text

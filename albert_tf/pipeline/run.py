@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from albert_tf.pipeline import compress as compress_lib
 from albert_tf.pipeline.experiment import PipelineConfig, validate
-from albert_tf.pipeline.report import Artifact, CompressionRun, write_report
+from albert_tf.pipeline.report import Artifact, CompressionRun, choose_final, write_report
 from albert_tf.pipeline.stages import Stage, StageRunner, python_module, write_json
 from albert_tf.training.config import ConfigValueError
 
@@ -316,6 +316,37 @@ def collect_compressions(results: dict[str, dict[str, Any]]) -> list[Compression
         for name, r in results.items() if name.startswith("compress_")]
 
 
+def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> Stage:
+    """Chooses the artifact to ship on dev (`report.choose_final`) and scores it on the
+    test split, once: a recorded stage, so a rerun reports the same choice and score."""
+    drop = config.final_test.max_dev_drop
+    choice_file, scores = paths("final_test", "choice.json"), paths("final_test", "test.json")
+    rule = (f"the fastest artifact within {drop:g} points of the best dev accuracy, chosen "
+            "before test was read")
+
+    def command() -> list[str]:
+        chosen = choose_final(collect_artifacts(config, runner), drop)
+        os.makedirs(paths("final_test"), exist_ok=True)
+        export_dir = runner.results()[f"export_{chosen.name.replace('/', '__')}"]["export_dir"]
+        write_json(choice_file, {"artifact": chosen.name, "export_dir": export_dir,
+                                 "dev_accuracy": chosen.accuracy,
+                                 "latency_ms": chosen.latency_ms, "size_mib": chosen.size_mib,
+                                 "rule": rule})
+        return python_module("tflite.evaluate", f"--model={export_dir}",
+                             f"--task={config.finetune.task}", f"--data_dir={config.data_dir}",
+                             f"--threads={config.export.threads}", "--split=test",
+                             f"--json={scores}")
+
+    def collect() -> dict[str, Any]:
+        test = _read_json(scores)[0]
+        return {**_read_json(choice_file), "test_accuracy": test["accuracy"],
+                "test_examples": test["examples"]}
+
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT,
+                                                       os.environ.get("PYTHONPATH")]))}
+    return Stage("final_test", command, env=env, collect=collect)
+
+
 def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> Stage:
     def collect() -> dict[str, Any]:
         results = runner.results()
@@ -332,7 +363,8 @@ def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> S
         for name, r in sorted(results.items()):
             if name.startswith("finetune_"):
                 meta[f"{name} best dev {r['best']['metric']}"] = round(r["best"]["value"], 4)
-        write_report(paths("report"), artifacts, curves, meta, collect_compressions(results))
+        write_report(paths("report"), artifacts, curves, meta, collect_compressions(results),
+                     results.get("final_test"))
         return {"report": paths("report", "report.md"), "artifacts": len(artifacts)}
     return Stage("report", None, collect=collect)
 
@@ -361,6 +393,8 @@ def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) ->
     runner = StageRunner(paths.root, echo=echo)
     for stage in all_stages(config, paths):
         runner.run(stage)
+    if config.final_test.enabled:
+        runner.run(final_test_stage(config, paths, runner))
     # The report is rebuilt on every run from whatever stages have finished.
     if os.path.exists(runner.result_path("report")):
         os.remove(runner.result_path("report"))
