@@ -99,6 +99,9 @@ from albert_tf.training.config import ConfigValueError  # noqa: E402
     ("compress.distill=true,compress.distill_student=no_such_model", "compress.distill_student"),
     ("pretrain.models=[albert_mini,no_such_model]", "pretrain.models: 'no_such_model'"),
     ("final_test.max_dev_drop=-1", "final_test.max_dev_drop=-1"),
+    ("pretrain.learning_rates={albert_base: 0.001}", "pretrain.learning_rates: 'albert_base'"),
+    ("pretrain.learning_rates={albert_mini: 2}", "pretrain.learning_rates.albert_mini=2.0"),
+    ("pretrain.learning_rates=0.001", "pretrain.learning_rates: expected a mapping"),
 ])
 def test_bad_compression_keys_fail_naming_the_key(override, key):
     with pytest.raises(ConfigValueError, match=key):
@@ -142,6 +145,10 @@ def test_the_full_experiment_plans_every_compression(tmp_path):
                                                "compress.steps_per_second=2"])
     stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
     assert config.compress.models == ["albert_small"]         # train large, then compress
+    rates = {m: next(a for a in stages[f"pretrain_{m}"].argv() if a.startswith("--learning_rate="))
+             for m in config.pretrain.models}
+    assert rates == {"albert_tiny": "--learning_rate=0.002", "albert_mini": "--learning_rate=0.002",
+                     "albert_small": "--learning_rate=0.0005"}
     for model in config.pretrain.models:
         assert f"time_{model}__int8" in stages                 # every size exported
         if model not in config.compress.models:

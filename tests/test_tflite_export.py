@@ -173,6 +173,10 @@ def test_evaluator_benchmark_and_metadata_tools(float_export, model_dir, data_di
     assert [(r["signature"], r["seq_length"], r["batch_size"]) for r in rows] == [
         ("seq_16", 16, 2), ("seq_32", 32, 2)]
     assert all(r["median_ms"] > 0 and r["sequences_per_s"] > 0 for r in rows)
+    timed = benchmark.benchmark(float_export, num_threads=1, runs=3, warmup=1, min_seconds=0.2,
+                                signatures=["seq_16"])
+    assert len(timed) == 1 and timed[0]["runs"] * timed[0]["median_ms"] >= 0.5 * 200
+    assert [r["runs"] for r in rows] == [3, 3]
     # Metadata for a .tflite converted elsewhere, written next to it.
     other = tmp_path / "elsewhere"
     other.mkdir()

@@ -1,11 +1,13 @@
 """Latency and throughput of an exported ``.tflite`` per signature (sequence-length bucket).
 
-    python -m tflite.benchmark --model=edge/sst2_int8 --threads=2 [--runs=50] [--json=out.json]
+    python -m tflite.benchmark --model=edge/sst2_int8 --threads=2 [--runs=50] [--min_seconds=2] \
+        [--json=out.json]
     python -m tflite.benchmark --model=a/model.tflite --model=b/model.tflite --no_xnnpack
 
 Each signature gets full-length inputs (every position a real token: the worst case of
 its bucket; attention cost does not depend on the mask), ``--warmup`` untimed runs, then
-``--runs`` timed invocations. Reports median / p90 / min latency in ms and throughput in
+timed invocations until there are at least ``--runs`` of them and they took at least
+``--min_seconds`` (sub-millisecond models need thousands of runs for a stable median). Reports median / p90 / min latency in ms and throughput in
 sequences per second (batch size / median latency). Models with the tokenizer inside are
 fed a sentence of about the bucket's length.
 """
@@ -48,7 +50,8 @@ def _inputs(sig: dict[str, Any], vocab_size: int, rng: np.random.RandomState) ->
 
 
 def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
-              xnnpack: bool = True, signatures: Iterable[str] | None = None) -> list[dict]:
+              xnnpack: bool = True, signatures: Iterable[str] | None = None,
+              min_seconds: float = 0.0) -> list[dict]:
     """One result dict per signature: ``signature, batch_size, seq_length, median_ms, ...``."""
     meta = read_metadata(model)
     path = model_file(model)
@@ -70,7 +73,7 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
         for _ in range(warmup):
             runner(**feed)
         times = []
-        for _ in range(runs):
+        while len(times) < runs or sum(times) < 1e3 * min_seconds:
             start = time.perf_counter()
             runner(**feed)
             times.append((time.perf_counter() - start) * 1e3)
@@ -79,7 +82,7 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
         results.append({
             "model": model, "quantization": meta.get("quantization"), "signature": key,
             "batch_size": batch, "seq_length": sig.get("seq_length", meta.get("max_seq_length")),
-            "threads": num_threads, "xnnpack": xnnpack, "runs": runs,
+            "threads": num_threads, "xnnpack": xnnpack, "runs": len(times),
             "median_ms": median, "p90_ms": float(np.percentile(times, 90)),
             "min_ms": float(np.min(times)), "sequences_per_s": batch * 1e3 / median})
     return results
@@ -91,6 +94,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--min_seconds", type=float, default=0.0,
+                        help="keep timing until the timed runs took this long")
     parser.add_argument("--signature", action="append", help="only these signatures")
     parser.add_argument("--no_xnnpack", action="store_true", help="builtin kernels only")
     parser.add_argument("--json", default=None)
@@ -100,7 +105,7 @@ def main(argv: Iterable[str] | None = None) -> int:
           f"{'median ms':>10s} {'p90 ms':>8s} {'min ms':>8s} {'seq/s':>8s}")
     for model in args.model:
         for r in benchmark(model, args.threads, args.runs, args.warmup, not args.no_xnnpack,
-                           args.signature):
+                           args.signature, args.min_seconds):
             rows.append(r)
             print(f"{model[-40:]:40s} {str(r['quantization']):8s} {r['signature']:16s} "
                   f"{r['batch_size']:5d} {r['seq_length']:5d} {r['median_ms']:10.2f} "

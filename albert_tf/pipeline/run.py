@@ -24,6 +24,12 @@ from albert_tf.training.config import ConfigValueError
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def tools_env() -> dict[str, str]:
+    """The environment additions that let a stage run the top-level ``tflite/`` tools."""
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT,
+                                                        os.environ.get("PYTHONPATH")]))}
+
+
 class Paths:
     """Where each stage writes, under the run's output directory."""
 
@@ -158,7 +164,8 @@ def pretrain_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
         f"--eval_files={paths('pretraining_data', 'heldout*.tfrecord*')}",
         f"--max_seq_length={corpus.max_seq_length}",
         f"--max_predictions_per_seq={corpus.max_predictions_per_seq}",
-        f"--train_batch_size={pretrain.batch_size}", f"--learning_rate={pretrain.learning_rate}",
+        f"--train_batch_size={pretrain.batch_size}",
+        f"--learning_rate={pretrain.learning_rates.get(model, pretrain.learning_rate)}",
         f"--num_train_steps={pretrain.max_steps}", f"--warmup_steps={pretrain.warmup_steps}",
         f"--max_seconds={pretrain.seconds}",
         f"--validation_interval={pretrain.validation_interval}",
@@ -198,8 +205,7 @@ def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_di
     """TFLite export of one candidate model per quantization (default
     ``export.quantizations``), then score and time each."""
     export, stages = config.export, []
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT,
-                                                       os.environ.get("PYTHONPATH")]))}
+    env = tools_env()
     for quantization in export.quantizations if quantizations is None else quantizations:
         name = f"{candidate}__{quantization}"
         out = paths("export", candidate, quantization)
@@ -218,7 +224,8 @@ def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_di
                 collect=lambda p=scores: _read_json(p)[0], needs=(f"export_{name}",)),
             Stage(f"time_{name}", python_module(
                 "tflite.benchmark", f"--model={out}", f"--threads={export.threads}",
-                "--runs=30", f"--json={timing}"), env=env,
+                "--runs=30", f"--min_seconds={export.timing_seconds}", f"--json={timing}"),
+                env=env,
                 collect=lambda p=timing: _read_json(p)[0], needs=(f"export_{name}",)),
         ]
     return stages
@@ -342,8 +349,7 @@ def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) 
         return {**_read_json(choice_file), "test_accuracy": test["accuracy"],
                 "test_examples": test["examples"]}
 
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT,
-                                                       os.environ.get("PYTHONPATH")]))}
+    env = tools_env()
     return Stage("final_test", command, env=env, collect=collect)
 
 

@@ -287,6 +287,13 @@ def _coerce(value: Any, annotation: Any, key: str) -> Any:
         if not isinstance(value, (list, tuple)):
             raise ConfigValueError(f"{key}: expected a list, got {value!r}.")
         return [_coerce(v, args[0] if args else Any, f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin in (dict, typing.Dict):
+        if not isinstance(value, Mapping):
+            raise ConfigValueError(f"{key}: expected a mapping like {{name: value}}, got "
+                                   f"{value!r}.")
+        key_type, value_type = args if args else (Any, Any)
+        return {_coerce(k, key_type, key): _coerce(v, value_type, f"{key}.{k}")
+                for k, v in value.items()}
     if annotation is Any:
         return value
     if annotation is bool:
