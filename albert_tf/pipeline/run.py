@@ -1,6 +1,6 @@
 """``albert-tf-run``: vocabulary -> pretraining data -> pretrain each size for the same
 wall-clock -> finetune -> compress (`albert_tf.pipeline.compress`) -> export ->
-evaluate + time every artifact -> report.
+evaluate + time every artifact -> choose one on dev and score it once on test -> report.
 
 Each stage runs one of our binaries (their logs go to ``<output_dir>/logs``) and is
 recorded in ``<output_dir>/stages``; a rerun skips recorded stages, and a stage
