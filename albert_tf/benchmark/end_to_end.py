@@ -41,7 +41,10 @@ SST2_DEV = os.path.join("glue", "SST-2", "dev.tsv")
 SST2_LABELS = ("0", "1")
 SST2_TASKS = ("sst2", "sst-2")
 RANDOM_HEAD_TASK = "sst2-random-head"   # a task name no accuracy is reported for
-DEFAULT_BUCKETS = (16, 32, 64, 128)
+# Every 8 tokens up to 80 (SST-2 dev's longest sentence), then 96 and 128: against
+# 16/32/64/128 this cuts the padded tokens a sentence from 44.3 to 35.5 (batch 8) and ran
+# ALBERT-base dynamic int8 at 116 vs 94 sentences/s (README, CPU benchmark).
+DEFAULT_BUCKETS = (16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 128)
 DEFAULT_BATCH_SIZES = (1, 8, 32)
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
