@@ -118,6 +118,16 @@ def test_a_bad_sparsity_fails_before_anything_runs(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_a_final_test_with_nothing_exported_fails_before_anything_runs(tmp_path):
+    from albert_tf.pipeline.run import run_pipeline
+    config = load_pipeline_config("run_quick", [f"output_dir={tmp_path / 'run'}",
+                                                "export.quantizations=[]",
+                                                "compress.prune_sparsities=[]"])
+    with pytest.raises(ConfigValueError, match="final_test: nothing is exported"):
+        run_pipeline(config, echo=lambda s: None)
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.parametrize("steps", [1, 2, 3, 7, 10, 11, 99, 450, 4001])
 def test_step_budgets_give_valid_pruning_schedules(steps):
     from albert_tf.compression.config import PruningConfig, validate_pruning

@@ -7,8 +7,9 @@
 Each signature gets full-length inputs (every position a real token: the worst case of
 its bucket; attention cost does not depend on the mask), ``--warmup`` untimed runs, then
 timed invocations until there are at least ``--runs`` of them and they took at least
-``--min_seconds`` (sub-millisecond models need thousands of runs for a stable median). Reports median / p90 / min latency in ms and throughput in
-sequences per second (batch size / median latency). Models with the tokenizer inside are
+``--min_seconds`` (sub-millisecond models need thousands of runs for a stable median).
+Reports median / p90 / min latency in ms and throughput in sequences per second (batch
+size / median latency). Models with the tokenizer inside are
 fed a sentence of about the bucket's length.
 """
 

@@ -349,8 +349,7 @@ def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) 
         return {**_read_json(choice_file), "test_accuracy": test["accuracy"],
                 "test_examples": test["examples"]}
 
-    env = tools_env()
-    return Stage("final_test", command, env=env, collect=collect)
+    return Stage("final_test", command, env=tools_env(), collect=collect)
 
 
 def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> Stage:
@@ -396,8 +395,14 @@ def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) ->
     validate(config)
     compress_lib.check_compression_configs(config)
     paths = Paths(config.output_dir)
+    stages = all_stages(config, paths)
+    if config.final_test.enabled and not any(s.name.startswith("export_") for s in stages):
+        raise ConfigValueError(
+            "final_test: nothing is exported to choose from (export.quantizations is empty "
+            "and no compression exports anything); list a quantization in "
+            "export.quantizations (e.g. [dynamic]) or set final_test.enabled=false.")
     runner = StageRunner(paths.root, echo=echo)
-    for stage in all_stages(config, paths):
+    for stage in stages:
         runner.run(stage)
     if config.final_test.enabled:
         runner.run(final_test_stage(config, paths, runner))

@@ -23,7 +23,6 @@ class StageError(RuntimeError):
     """A stage's command failed; the message names the stage and its log file."""
 
 
-
 def write_text(path: str, text: str) -> None:
     """Writes ``path`` atomically (a temporary file beside it, then a rename)."""
     tmp = f"{path}.tmp-{os.getpid()}"
