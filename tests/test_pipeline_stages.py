@@ -102,6 +102,9 @@ from albert_tf.training.config import ConfigValueError  # noqa: E402
     ("pretrain.learning_rates={albert_base: 0.001}", "pretrain.learning_rates: 'albert_base'"),
     ("pretrain.learning_rates={albert_mini: 2}", "pretrain.learning_rates.albert_mini=2.0"),
     ("pretrain.learning_rates=0.001", "pretrain.learning_rates: expected a mapping"),
+    ("pretrain.max_steps_per_model={albert_base: 9000}", "pretrain.max_steps_per_model: 'alb"),
+    ("pretrain.max_steps_per_model={albert_mini: 50}", "max_steps_per_model.albert_mini=50: .*warmup"),
+    ("pretrain.max_steps_per_model={albert_mini: many}", "max_steps_per_model.albert_mini: expected an int"),
 ])
 def test_bad_compression_keys_fail_naming_the_key(override, key):
     with pytest.raises(ConfigValueError, match=key):
@@ -159,6 +162,11 @@ def test_the_full_experiment_plans_every_compression(tmp_path):
              for m in config.pretrain.models}
     assert rates == {"albert_tiny": "--learning_rate=0.002", "albert_mini": "--learning_rate=0.002",
                      "albert_small": "--learning_rate=0.0005"}
+    caps = {m: next(a for a in stages[f"pretrain_{m}"].argv() if a.startswith("--num_train_steps="))
+            for m in config.pretrain.models}
+    assert caps == {"albert_tiny": "--num_train_steps=13000",
+                    "albert_mini": "--num_train_steps=5000",
+                    "albert_small": "--num_train_steps=2100"}
     for model in config.pretrain.models:
         assert f"time_{model}__int8" in stages                 # every size exported
         if model not in config.compress.models:

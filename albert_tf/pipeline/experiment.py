@@ -45,8 +45,10 @@ class PretrainConfig:
     """Every model size pretrains for the same wall-clock budget.
 
     The learning rate decays linearly to zero over ``max_steps``; size it near the
-    steps the fastest model reaches within ``seconds`` (a wall-clock stop before
-    ``max_steps`` leaves the rate part-way down). ``learning_rates`` sets a model's own
+    steps a model reaches within ``seconds`` (a wall-clock stop before ``max_steps``
+    leaves the rate part-way down; a cap reached early ends that model's run early).
+    Sizes differ several-fold in speed, so ``max_steps_per_model`` sets a model's own
+    cap (``{albert_tiny: 12000}``); the others use ``max_steps``. ``learning_rates`` sets a model's own
     peak rate (``{albert_small: 0.0005}``); the others use ``learning_rate``. Wider
     post-LN models need lower rates: albert_small at 2e-3 spiked (gradient norm 1.4 ->
     30 by step 400) and collapsed to a constant predictor.
@@ -59,6 +61,7 @@ class PretrainConfig:
     learning_rates: dict[str, float] = dataclasses.field(default_factory=dict)
     validation_interval: int = 200
     max_steps: int = 5000
+    max_steps_per_model: dict[str, int] = dataclasses.field(default_factory=dict)
     warmup_steps: int = 200
 
 
@@ -180,6 +183,15 @@ def validate(config: PipelineConfig) -> None:
         if not 0 < rate < 1:
             raise ConfigValueError(f"pretrain.learning_rates.{model}={rate}: a peak learning "
                                    "rate is positive and below 1 (e.g. 0.0005).")
+    for model, steps in config.pretrain.max_steps_per_model.items():
+        if model not in config.pretrain.models:
+            raise ConfigValueError(
+                f"pretrain.max_steps_per_model: {model!r} is not in pretrain.models "
+                f"{config.pretrain.models}; give caps only for the models pretrained.")
+        if steps <= config.pretrain.warmup_steps:
+            raise ConfigValueError(
+                f"pretrain.max_steps_per_model.{model}={steps}: a step cap must exceed "
+                f"pretrain.warmup_steps ({config.pretrain.warmup_steps}).")
     if config.pretrain.seconds <= 0 or config.finetune.seconds <= 0:
         raise ConfigValueError("pretrain.seconds and finetune.seconds must be positive.")
     _check_quantizations("export.quantizations", config.export.quantizations)
