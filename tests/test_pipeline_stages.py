@@ -103,8 +103,10 @@ from albert_tf.training.config import ConfigValueError  # noqa: E402
     ("pretrain.learning_rates={albert_mini: 2}", "pretrain.learning_rates.albert_mini=2.0"),
     ("pretrain.learning_rates=0.001", "pretrain.learning_rates: expected a mapping"),
     ("pretrain.max_steps_per_model={albert_base: 9000}", "pretrain.max_steps_per_model: 'alb"),
-    ("pretrain.max_steps_per_model={albert_mini: 50}", "max_steps_per_model.albert_mini=50: .*warmup"),
-    ("pretrain.max_steps_per_model={albert_mini: many}", "max_steps_per_model.albert_mini: expected an int"),
+    ("pretrain.max_steps_per_model={albert_mini: 50}",
+     "max_steps_per_model.albert_mini=50: .*warmup"),
+    ("pretrain.max_steps_per_model={albert_mini: many}",
+     "max_steps_per_model.albert_mini: expected an int"),
 ])
 def test_bad_compression_keys_fail_naming_the_key(override, key):
     with pytest.raises(ConfigValueError, match=key):

@@ -48,8 +48,9 @@ class PretrainConfig:
     steps a model reaches within ``seconds`` (a wall-clock stop before ``max_steps``
     leaves the rate part-way down; a cap reached early ends that model's run early).
     Sizes differ several-fold in speed, so ``max_steps_per_model`` sets a model's own
-    cap (``{albert_tiny: 12000}``); the others use ``max_steps``. ``learning_rates`` sets a model's own
-    peak rate (``{albert_small: 0.0005}``); the others use ``learning_rate``. Wider
+    cap (``{albert_tiny: 12000}``); the others use ``max_steps``. ``learning_rates`` sets
+    a model's own peak rate (``{albert_small: 0.0005}``); the others use
+    ``learning_rate``. Wider
     post-LN models need lower rates: albert_small at 2e-3 spiked (gradient norm 1.4 ->
     30 by step 400) and collapsed to a constant predictor.
     """
@@ -175,23 +176,19 @@ def validate(config: PipelineConfig) -> None:
     """Rejects bad values before any stage runs, naming the key and the fix (`run_pipeline`
     also builds every compression config, `albert_tf.pipeline.compress`)."""
     _check_models(config.pretrain.models)
-    for model, rate in config.pretrain.learning_rates.items():
-        if model not in config.pretrain.models:
-            raise ConfigValueError(
-                f"pretrain.learning_rates: {model!r} is not in pretrain.models "
-                f"{config.pretrain.models}; give rates only for the models pretrained.")
+    pretrain = config.pretrain
+    _check_pretrained("pretrain.learning_rates", "rates", pretrain.learning_rates, pretrain.models)
+    for model, rate in pretrain.learning_rates.items():
         if not 0 < rate < 1:
             raise ConfigValueError(f"pretrain.learning_rates.{model}={rate}: a peak learning "
                                    "rate is positive and below 1 (e.g. 0.0005).")
-    for model, steps in config.pretrain.max_steps_per_model.items():
-        if model not in config.pretrain.models:
-            raise ConfigValueError(
-                f"pretrain.max_steps_per_model: {model!r} is not in pretrain.models "
-                f"{config.pretrain.models}; give caps only for the models pretrained.")
-        if steps <= config.pretrain.warmup_steps:
+    _check_pretrained("pretrain.max_steps_per_model", "caps", pretrain.max_steps_per_model,
+                      pretrain.models)
+    for model, steps in pretrain.max_steps_per_model.items():
+        if steps <= pretrain.warmup_steps:
             raise ConfigValueError(
                 f"pretrain.max_steps_per_model.{model}={steps}: a step cap must exceed "
-                f"pretrain.warmup_steps ({config.pretrain.warmup_steps}).")
+                f"pretrain.warmup_steps ({pretrain.warmup_steps}).")
     if config.pretrain.seconds <= 0 or config.finetune.seconds <= 0:
         raise ConfigValueError("pretrain.seconds and finetune.seconds must be positive.")
     _check_quantizations("export.quantizations", config.export.quantizations)
@@ -200,6 +197,14 @@ def validate(config: PipelineConfig) -> None:
         raise ConfigValueError(
             f"final_test.max_dev_drop={config.final_test.max_dev_drop}: give the allowed drop "
             "from the best dev accuracy in points, between 0 and 100 (e.g. 1.0).")
+
+
+def _check_pretrained(key: str, what: str, per_model: dict, models: list[str]) -> None:
+    """A per-model setting may name only models that are pretrained."""
+    for model in per_model:
+        if model not in models:
+            raise ConfigValueError(f"{key}: {model!r} is not in pretrain.models {models}; "
+                                   f"give {what} only for the models pretrained.")
 
 
 def _check_models(models: list[str]) -> None:
