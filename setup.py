@@ -1,35 +1,47 @@
-"""albert-tf: ALBERT in Keras 2 (tf_keras) for training, compression and deployment."""
+"""albert-tf: ALBERT in Keras 2 (tf_keras) for training, compression and deployment.
+
+The repository keeps three top-level folders; the wheel ships all of them:
+
+- ``albert_tf/``          -> the ``albert_tf`` package
+- ``official_configs/``   -> ``albert_tf.official_configs`` (model JSONs, experiment
+  YAMLs, vocabularies; read with `importlib.resources`, see `albert_tf.resources`)
+- ``tflite/``             -> ``albert_tflite`` (the edge tools: runner, evaluator,
+  benchmark, metadata; not ``tflite``, an unrelated PyPI project)
+
+Dependencies are declared as compatible ranges, as a library should; the exact
+versions that CI and ``make`` install are in ``constraints.txt`` (``pip install -c``).
+"""
 
 from setuptools import find_packages, setup
 
 INSTALL_REQUIRES = [
-    "tensorflow==2.21.0",
-    "tf-keras==2.21.0",
-    "tensorflow-model-optimization==0.8.1",
-    "tensorflow-text==2.21.1",
-    "tensorflow-datasets==4.9.10",
-    "keras-nlp==0.32.0",
-    "keras-hub==0.32.0",
-    "absl-py==1.4.0",
-    "sentencepiece==0.2.3",
-    "safetensors==0.8.0",
-    "numpy==2.4.6",
-    "pyyaml==6.0.4",
-    "ai-edge-litert==2.3.0",
-    "tensorflow-serving-api==2.21.0",
-    "matplotlib==3.11.2",
+    "tensorflow>=2.21,<2.22",
+    "tf-keras>=2.21,<2.22",            # Keras 2: TF-MOT needs it
+    "tensorflow-model-optimization>=0.8.1,<0.9",
+    "tensorflow-text>=2.21,<2.22",
+    "tensorflow-datasets>=4.9.10,<5",
+    "keras-hub>=0.32,<0.33",            # interop only (Keras 3): read and compare presets
+    "absl-py>=1.4,<3",
+    "sentencepiece>=0.2.0,<0.3",
+    "safetensors>=0.4,<1",
+    "numpy>=1.26,<3",
+    "pyyaml>=6.0,<7",
+    "ai-edge-litert>=2.3,<3",
+    "tensorflow-serving-api>=2.21,<2.22",
+    "matplotlib>=3.8,<4",
 ]
 
 EXTRAS_REQUIRE = {
-    # Independent reference implementations for numerical parity tests.
     "test": [
-        "pytest==9.2.0",
-        "torch==2.13.0",
-        "transformers==5.23.0",
+        "pytest>=9.0,<10",
+        "pytest-xdist>=3.8,<4",         # make test runs the suite on 2 workers
+        # Independent reference implementations for numerical parity tests.
+        "torch>=2.13,<3",
+        "transformers>=5.23,<6",
         # Peers of the CPU benchmark (albert-tf-benchmark); tests check the ONNX path.
-        "onnx==1.23.2",
-        "onnxruntime==1.31.1",
-        "onnxscript==0.7.2",
+        "onnx>=1.23,<2",
+        "onnxruntime>=1.31,<2",
+        "onnxscript>=0.7,<1",
     ],
 }
 
@@ -45,13 +57,24 @@ CONSOLE_SCRIPTS = [
     "albert-tf-train-spm=albert_tf.bin.train_spm:run",
     "albert-tf-create-pretraining-data=albert_tf.bin.create_pretraining_data:run",
     "albert-tf-compress=albert_tf.bin.compress:run",
+    # The edge tools (the repository's tflite/ folder).
+    "albert-tflite-run=albert_tflite.runner:main",
+    "albert-tflite-evaluate=albert_tflite.evaluate:main",
+    "albert-tflite-benchmark=albert_tflite.benchmark:main",
+    "albert-tflite-metadata=albert_tflite.metadata:main",
 ]
+
+CONFIGS_PACKAGE = "albert_tf.official_configs"
 
 setup(
     name="albert-tf",
     version="0.1.0",
     description="ALBERT (A Lite BERT) in Keras 2 / TensorFlow: train, compress, export.",
-    packages=find_packages(include=["albert_tf", "albert_tf.*"]),
+    packages=find_packages(include=["albert_tf", "albert_tf.*"]) + [
+        CONFIGS_PACKAGE, "albert_tflite"],
+    package_dir={CONFIGS_PACKAGE: "official_configs", "albert_tflite": "tflite"},
+    package_data={CONFIGS_PACKAGE: ["models/*.json", "experiments/*.yaml", "vocab/*"],
+                  "albert_tflite": ["README.md"]},
     python_requires=">=3.10",
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS_REQUIRE,

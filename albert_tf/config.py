@@ -245,15 +245,9 @@ class AlbertConfig:
 
 
 def official_config_path(name: str) -> str:
-    """Path of ``official_configs/models/<name>.json`` in a source checkout or install."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for root in (os.path.join(here, "official_configs"),
-                 os.path.join(os.path.dirname(here), "official_configs")):
-        path = os.path.join(root, "models", f"{name}.json")
-        if os.path.exists(path):
-            return path
-    raise FileNotFoundError(f"no official model config named {name!r}; see "
-                            "official_configs/models/ for the available names.")
+    """Path of the shipped ``official_configs/models/<name>.json`` (`albert_tf.resources`)."""
+    from albert_tf import resources
+    return resources.model_config_path(name)
 
 
 def load_config(name_or_path: str) -> AlbertConfig:

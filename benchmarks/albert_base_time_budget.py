@@ -26,12 +26,10 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 

@@ -26,9 +26,8 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 OUT = os.environ.get("ALBERT_TF_COMPRESSION_OUT", "/tmp/albert_tf_compression")
-DATA_DIR = os.environ.get("ALBERT_TF_DATA", os.path.join(ROOT, "..", "shared", "data"))
+DATA_DIR = os.environ.get("ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data"))
 START = os.path.join(OUT, "start", "best")
 SEQ = 128
 RESULTS = os.path.join(OUT, "results")

@@ -22,12 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def synthetic_batch(config, batch_size: int, seq_length: int, max_predictions: int, seed=0):

@@ -10,13 +10,18 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA_DIR = os.environ.get("ALBERT_TF_DATA", os.path.join(ROOT, "..", "shared", "data"))
+# The tests (like `make main`) read ../shared/data beside the checkout unless
+# ALBERT_TF_DATA_DIR names another copy; exported so that the binaries the tests run
+# as subprocesses find it the way a user's shell would give it to them.
+DATA_DIR = os.path.abspath(os.environ.get("ALBERT_TF_DATA_DIR")
+                           or os.path.join(ROOT, "..", "shared", "data"))
+os.environ["ALBERT_TF_DATA_DIR"] = DATA_DIR
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> str:
     """``../shared/data`` (read-only real data); tests needing it fail loudly if absent."""
     if not os.path.isdir(DATA_DIR):
-        pytest.fail(f"real data not found at {DATA_DIR}; tests read ../shared/data "
-                    "(or set ALBERT_TF_DATA).")
+        pytest.fail(f"real data not found at {DATA_DIR}; the tests read ../shared/data "
+                    "beside the checkout (or set ALBERT_TF_DATA_DIR).")
     return DATA_DIR

@@ -1,14 +1,22 @@
 """The Bazel BUILD file declares every module and test file."""
 
+import importlib.util
 import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "tools"))
-import update_build  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load_script(path: str):
+    """A repository script (not part of the package) loaded as a module."""
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+update_build = _load_script(os.path.join(ROOT, "tools", "update_build.py"))
 
 
 def _declared_srcs() -> set[str]:

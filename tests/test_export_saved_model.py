@@ -12,8 +12,18 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "examples", "serving"))
+
+
+def _example(name: str):
+    """``examples/serving/<name>.py`` (a client script, not part of the package)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(ROOT, "examples", "serving", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 SEQ = 32
 TEXTS = ["a gorgeous , witty film .", "", "Café ``naïve'' 1,000,000 TIMES",
@@ -143,7 +153,7 @@ def test_failed_export_leaves_nothing(exported, tmp_path, monkeypatch):
 
 def test_rest_body_fits_the_signature(exported):
     """The REST body, parsed as TF Serving does (row format), runs the exported signature."""
-    import rest_client
+    rest_client = _example("rest_client")
     from albert_tf.backend import tf
     fn = exported["loaded"].signatures["serving_default"]
     texts = ["a gorgeous film", b"\xff invalid", ""]
@@ -168,7 +178,7 @@ def test_rest_body_fits_the_signature(exported):
 def test_grpc_request_fits_the_signature(exported):
     """PredictRequest tensors have the signature's names, dtypes and shapes; the response
     built from the signature's outputs decodes."""
-    import grpc_client
+    grpc_client = _example("grpc_client")
     from albert_tf.backend import tf
     from tensorflow_serving.apis import predict_pb2
     fn = exported["loaded"].signatures["serving_default"]
@@ -192,7 +202,7 @@ def test_grpc_request_fits_the_signature(exported):
 
 
 def test_saved_model_cli_show_and_run(exported):
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ)
     show = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
                            "show", "--dir", exported["path"], "--tag_set", "serve",
                            "--signature_def", "serving_default"],

@@ -305,7 +305,7 @@ def test_failure_while_writing_leaves_the_output_directory_untouched(release, tm
 def test_console_command(release, tmp_path):
     root, _ = release
     out = tmp_path / "cli_out"
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ)
     done = subprocess.run([sys.executable, "-m", "albert_tf.bin.convert", "--from=google",
                            f"--input={root}", f"--output_dir={out}"],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)

@@ -79,7 +79,7 @@ def test_report_files_are_written(tmp_path):
     for name in ("report.md", "report.json", "pretraining_curves.png",
                  "accuracy_vs_latency.png", "accuracy_vs_size.png"):
         assert os.path.getsize(tmp_path / name) > 0, name
-    assert "| large | 1.0 | 7.200 | 5.000 |" in text
+    assert "| large | 1.0 | 7.200 | 5.000 | 2 |" in text
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["pareto_front"] == ["a", "b"]
 
@@ -107,6 +107,12 @@ from albert_tf.training.config import ConfigValueError  # noqa: E402
      "max_steps_per_model.albert_mini=50: .*warmup"),
     ("pretrain.max_steps_per_model={albert_mini: many}",
      "max_steps_per_model.albert_mini: expected an int"),
+    ("compress.steps=-1", "compress.steps=-1: give the optimizer steps"),
+    ("compress.steps=many", "compress.steps: expected an int"),
+    ("pretrain.max_steps=50", "pretrain.max_steps=50: .*warmup"),
+    ("finetune.max_steps=0", "finetune.max_steps=0: .*warmup"),
+    ("pretrain.validation_interval=0", "pretrain.validation_interval=0"),
+    ("finetune.validation_interval=-5", "finetune.validation_interval=-5"),
 ])
 def test_bad_compression_keys_fail_naming_the_key(override, key):
     with pytest.raises(ConfigValueError, match=key):
@@ -152,6 +158,78 @@ def test_seconds_become_steps_by_the_measured_speed():
     four_heads = compress_lib.structured_settings(100, num_heads=4)
     assert four_heads["head_fraction"] == 0.25
     assert four_heads["importance_batches"] + four_heads["train_steps"] == 100
+
+
+def _flag(argv, name):
+    return next(a.split("=", 1)[1] for a in argv if a.startswith(f"--{name}="))
+
+
+def test_the_quick_experiment_is_budgeted_in_steps(tmp_path):
+    """run_quick (the main job) means the same on every machine: fixed steps for every
+    pretraining, finetuning and compression stage, at least 5 held-out points per
+    pretraining curve, and wall-clock guards well above what the steps take."""
+    from albert_tf.pipeline.run import Paths, all_stages
+    config = load_pipeline_config("run_quick", [f"output_dir={tmp_path}"])
+    stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
+    pretrain = config.pretrain
+    for model in pretrain.models:
+        argv = stages[f"pretrain_{model}"].argv()
+        steps = int(_flag(argv, "num_train_steps"))
+        assert steps == pretrain.max_steps_per_model.get(model, pretrain.max_steps)
+        assert steps // int(_flag(argv, "validation_interval")) >= 5, model
+        assert float(_flag(argv, "max_seconds")) == pretrain.seconds
+        assert int(_flag(argv, "seed")) == config.seed
+        argv = stages[f"finetune_{model}"].argv()
+        assert int(_flag(argv, "num_train_steps")) == config.finetune.max_steps
+        assert int(_flag(argv, "seed")) == config.seed
+    assert config.compress.steps > 0
+
+
+def test_fixed_compression_steps_need_no_measured_speed(tmp_path):
+    """compress.steps sets every stage's steps; no finetuning summaries are read (there
+    are none here: the seconds conversion would fail)."""
+    from albert_tf.compression.config import build_compression_config
+    from albert_tf.pipeline.run import Paths, all_stages
+    config = load_pipeline_config("run_full", [f"output_dir={tmp_path}", "compress.steps=40"])
+    stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
+    for method, stage in (("prune0.8", "pruning"), ("structured", "structured"),
+                          ("qat", "qat")):
+        argv = stages[f"compress_albert_small+{method}"].argv()
+        resolved = build_compression_config([argv[-1].split("=", 1)[1]])
+        section = getattr(resolved, stage)
+        if stage == "structured":
+            assert section.train_steps + section.importance_batches == 40
+        else:
+            assert section.train_steps == 40
+        budget = json.loads((tmp_path / "compress" / f"albert_small+{method}" /
+                             "budget.json").read_text())
+        assert budget["steps"] == 40 and budget["budget"] == "steps"
+        assert budget["steps_per_second"] is None
+    config.compress.steps = 0       # the seconds budget needs the measured speed
+    stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
+    with pytest.raises(ConfigValueError, match="compress.steps_per_second: the finetuning"):
+        stages["compress_albert_small+qat"].argv()
+
+
+def test_the_report_states_step_budgets_and_guard_stops():
+    from albert_tf.pipeline.run import budget_meta, collect_compressions
+    config = load_pipeline_config("run_quick", ["pretrain.max_steps_per_model="
+                                                "{albert_small: 600}", "compress.steps=80"])
+    results = {"pretrain_albert_mini": {"steps": 1500, "max_steps": 1500},
+               "pretrain_albert_small": {"steps": 420, "max_steps": 600},
+               "finetune_albert_mini": {"steps": 1500, "max_steps": 1500},
+               "compress_albert_small+prune0.5": {
+                   "method": "prune0.5", "steps": 80, "budget": "steps",
+                   "budget_seconds": 90, "seconds": 70, "dev": {"accuracy": 0.8}}}
+    meta = budget_meta(config, results)
+    mini = config.pretrain.max_steps_per_model.get("albert_mini", config.pretrain.max_steps)
+    assert meta["pretraining steps per model"].startswith(
+        f"albert_mini {mini}, albert_small 600 (")
+    assert meta["compression steps per stage"].startswith("80 (")
+    assert meta["stopped by a wall-clock guard"] == "pretrain_albert_small at step 420 of 600"
+    assert collect_compressions(results)[0].budget_seconds is None
+    del results["pretrain_albert_small"]
+    assert budget_meta(config, results)["stopped by a wall-clock guard"] == "none"
 
 
 def test_the_full_experiment_plans_every_compression(tmp_path):

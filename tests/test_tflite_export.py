@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 SEQ = 32
 TEXTS = ["a gorgeous , witty film .", "", "dull " * 3, "an overlong , " * 12 + "mess"]
@@ -55,7 +54,7 @@ def float_export(model_dir, source, tmp_path_factory):
 
 
 def test_float_export_buckets_metadata_and_runner(float_export, source):
-    from tflite.runner import TFLiteRunner
+    from albert_tflite.runner import TFLiteRunner
     files = sorted(os.listdir(float_export))
     assert files == ["labels.txt", "metadata.json", "model.tflite", "vocab.model"]
     with open(os.path.join(float_export, "metadata.json")) as f:
@@ -82,7 +81,7 @@ def test_float_export_buckets_metadata_and_runner(float_export, source):
 def test_int8_calibrated_on_task_text_and_op_report(model_dir, source, tmp_path, preset,
                                                     data_dir):
     from albert_tf.export.tflite import XNNPACK_FLOAT_OPS, export_tflite
-    from tflite.runner import TFLiteRunner
+    from albert_tflite.runner import TFLiteRunner
     out = str(tmp_path / preset)
     export_tflite(model_dir, out, quantization="int8", int8_float_ops=preset,
                   data_dir=data_dir, num_calibration=8, source=source)
@@ -106,7 +105,7 @@ def test_int8_calibrated_on_task_text_and_op_report(model_dir, source, tmp_path,
 
 def test_float16_and_dynamic_are_smaller(model_dir, source, float_export, tmp_path):
     from albert_tf.export.tflite import export_tflite
-    from tflite.runner import TFLiteRunner
+    from albert_tflite.runner import TFLiteRunner
     size = os.path.getsize(os.path.join(float_export, "model.tflite"))
     for q in ("float16", "dynamic"):
         out = str(tmp_path / q)
@@ -147,7 +146,7 @@ def test_bad_requests_are_clear_errors(model_dir, source, tmp_path):
 
 
 def test_evaluator_reads_a_labeled_test_split_and_rejects_an_unlabeled_one(data_dir, tmp_path):
-    from tflite import evaluate
+    from albert_tflite import evaluate
     texts, _, labels, _, _ = evaluate.load_split("sst2", data_dir, "test")
     with open(os.path.join(data_dir, "glue", "SST-2", "test.tsv"), encoding="utf-8") as f:
         assert len(texts) == len(labels) == sum(1 for _ in f) - 1
@@ -165,8 +164,8 @@ def test_evaluator_reads_a_labeled_test_split_and_rejects_an_unlabeled_one(data_
 
 
 def test_evaluator_benchmark_and_metadata_tools(float_export, model_dir, data_dir, tmp_path):
-    from tflite import benchmark, evaluate, metadata
-    from tflite.runner import TFLiteRunner
+    from albert_tflite import benchmark, evaluate, metadata
+    from albert_tflite.runner import TFLiteRunner
     result = evaluate.evaluate(float_export, "sst2", data_dir, limit=20)
     assert result["examples"] == 20 and 0.0 <= result["accuracy"] <= 1.0
     rows = benchmark.benchmark(float_export, num_threads=1, runs=3, warmup=1)
@@ -175,7 +174,8 @@ def test_evaluator_benchmark_and_metadata_tools(float_export, model_dir, data_di
     assert all(r["median_ms"] > 0 and r["sequences_per_s"] > 0 for r in rows)
     timed = benchmark.benchmark(float_export, num_threads=1, runs=3, warmup=1, min_seconds=0.2,
                                 signatures=["seq_16"])
-    assert len(timed) == 1 and timed[0]["runs"] * timed[0]["median_ms"] >= 0.5 * 200
+    # Timed until both limits are met: >= 3 runs and >= 200 ms of timed runs in all.
+    assert len(timed) == 1 and timed[0]["runs"] >= 3 and timed[0]["total_ms"] >= 200
     assert [r["runs"] for r in rows] == [3, 3]
     # Metadata for a .tflite converted elsewhere, written next to it.
     other = tmp_path / "elsewhere"
@@ -190,7 +190,7 @@ def test_evaluator_benchmark_and_metadata_tools(float_export, model_dir, data_di
 
 
 def test_export_and_runner_cli(model_dir, tmp_path):
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ)
     out = str(tmp_path / "cli")
     proc = subprocess.run([sys.executable, "-m", "albert_tf.bin.export", f"--model_dir={model_dir}",
                            "--format=tflite", f"--output={out}", "--quantization=dynamic",
@@ -198,7 +198,7 @@ def test_export_and_runner_cli(model_dir, tmp_path):
                           timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "signature serving_default" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "tflite.runner", f"--model={out}",
+    proc = subprocess.run([sys.executable, "-m", "albert_tflite.runner", f"--model={out}",
                            "--text=a gorgeous film", "--text="], capture_output=True,
                           text=True, env=env, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 SEQ = 48
 TRICKY = ["", "   ", "Hello  WORLD\t\u00a0x\u3000y", "``Quoted''  text '' `` ' ` '''",
@@ -75,7 +73,7 @@ def test_tflite_model_with_tokenizer(tmp_path, data_dir):
     from albert_tf.export.analysis import op_report
     from albert_tf.export.tflite import export_tflite
     from albert_tf.text.tokenizer import AlbertTokenizer
-    from tflite.runner import TFLiteRunner
+    from albert_tflite.runner import TFLiteRunner
     config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
     model_dir = str(tmp_path / "model")
     albert_tf.save_model_dir(albert_tf.build_classifier(config, 2), model_dir,

@@ -19,8 +19,8 @@ def notebook_code() -> str:
 
 
 def test_notebook_runs_headless_on_cpu(tmp_path, data_dir):
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3", ALBERT_TF_NOTEBOOK_TINY="1",
-               ALBERT_TF_NOTEBOOK_WORK=str(tmp_path), ALBERT_TF_DATA=data_dir)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", ALBERT_TF_NOTEBOOK_TINY="1",
+               ALBERT_TF_NOTEBOOK_WORK=str(tmp_path), ALBERT_TF_DATA_DIR=data_dir)
     env.pop("TF_CONFIG", None)
     result = subprocess.run([sys.executable, "-c", notebook_code()], cwd=os.path.join(ROOT, "notebooks"),
                             env=env, capture_output=True, text=True, timeout=600)

@@ -73,7 +73,7 @@ def test_unknown_strategy_and_bad_tf_config(monkeypatch):
 
 def test_binary_without_tpu_fails_with_one_clear_line(tmp_path):
     """The real resolver on a machine without a TPU: exit 2, no traceback."""
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
         [sys.executable, "-m", "albert_tf.bin.pretrain", "--distribution_strategy=tpu",
          f"--model_dir={tmp_path}", "--train_files=unused",

@@ -1,8 +1,8 @@
 """Latency and throughput of an exported ``.tflite`` per signature (sequence-length bucket).
 
-    python -m tflite.benchmark --model=edge/sst2_int8 --threads=2 [--runs=50] [--min_seconds=2] \
+    albert-tflite-benchmark --model=edge/sst2_int8 --threads=2 [--runs=50] [--min_seconds=2] \
         [--json=out.json]
-    python -m tflite.benchmark --model=a/model.tflite --model=b/model.tflite --no_xnnpack
+    python -m albert_tflite.benchmark --model=a/model.tflite --model=b/model.tflite --no_xnnpack
 
 Each signature gets full-length inputs (every position a real token: the worst case of
 its bucket; attention cost does not depend on the mask), ``--warmup`` untimed runs, then
@@ -24,11 +24,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from albert_tf.export.metadata import read_metadata  # noqa: E402
-from tflite.runner import make_interpreter, model_file  # noqa: E402
+from albert_tf import cli
+from albert_tf.export.metadata import read_metadata
+from albert_tflite.runner import make_interpreter, model_file
 
 SAMPLE_WORDS = ("the film is a quietly moving portrait of a family , and its actors make "
                 "every scene feel honest and alive").split()
@@ -85,22 +83,26 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
             "batch_size": batch, "seq_length": sig.get("seq_length", meta.get("max_seq_length")),
             "threads": num_threads, "xnnpack": xnnpack, "runs": len(times),
             "median_ms": median, "p90_ms": float(np.percentile(times, 90)),
-            "min_ms": float(np.min(times)), "sequences_per_s": batch * 1e3 / median})
+            "min_ms": float(np.min(times)), "total_ms": float(np.sum(times)),
+            "sequences_per_s": batch * 1e3 / median})
     return results
 
 
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Latency/throughput of TFLite models.")
-    parser.add_argument("--model", required=True, action="append", help="repeatable")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--model", required=True, action="append",
+                        help="export directory or .tflite (repeatable)")
+    parser.add_argument("--threads", type=int, default=2, help="interpreter threads")
+    parser.add_argument("--runs", type=int, default=50, help="minimum timed runs per signature")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed runs first")
     parser.add_argument("--min_seconds", type=float, default=0.0,
                         help="keep timing until the timed runs took this long")
     parser.add_argument("--signature", action="append", help="only these signatures")
     parser.add_argument("--no_xnnpack", action="store_true", help="builtin kernels only")
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--json", default=None, help="write the results here")
+    cli.add_verbose_argument(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
+    cli.quiet_logs([] if not args.verbose else ["--verbose"])
     rows = []
     print(f"{'model':40s} {'quant':8s} {'signature':16s} {'batch':>5s} {'seq':>5s} "
           f"{'median ms':>10s} {'p90 ms':>8s} {'min ms':>8s} {'seq/s':>8s}")

@@ -1,8 +1,9 @@
 """Score any exported ``.tflite`` on a task's dev set (accuracy, or the task's metric).
 
-    python -m tflite.evaluate --model=edge/sst2_int8 --task=sst2 [--data_dir=../shared/data]
-    python -m tflite.evaluate --model=edge/sst2_text --task=sst2 --json=scores.json
-    python -m tflite.evaluate --model=edge/final --task=sst2 --split=test   # once, at the end
+    albert-tflite-evaluate --model=edge/sst2_int8 --task=sst2 [--data_dir=DIR]
+        # --data_dir defaults to $ALBERT_TF_DATA_DIR
+    python -m albert_tflite.evaluate --model=edge/sst2_text --task=sst2 --json=scores.json
+    albert-tflite-evaluate --model=edge/final --task=sst2 --split=test   # once, at the end
 
 Classification: accuracy (and Matthews correlation for CoLA); regression: Pearson and
 Spearman. The dev split by default; ``--split=test`` is for the final report of a model
@@ -20,10 +21,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from tflite.runner import TFLiteRunner  # noqa: E402
+from albert_tf import cli
+from albert_tflite.runner import TFLiteRunner
 
 
 SPLITS = ("dev", "test")
@@ -34,16 +33,43 @@ def load_split(task: str, data_dir: str, split: str = "dev"):
     (dev or test); exits with a message when the split is absent or unlabeled."""
     if split not in SPLITS:
         raise SystemExit(f"--split={split!r}: use one of {', '.join(SPLITS)}.")
-    from albert_tf.data.tasks import load_task
-    errors = []
-    for root in (data_dir, os.path.join(data_dir, "glue"), os.path.join(data_dir, "extra")):
-        try:
-            data = load_task(task, root)
-            break
-        except Exception as e:  # noqa: BLE001
-            errors.append(str(e))
+    from albert_tf import resources
+    from albert_tf.data import tasks as data_tasks
+    key = data_tasks.glue_task_key(task)
+    if not key and task.lower() not in data_tasks.SENTEVAL_TASKS:
+        raise SystemExit(f"error: unknown task {task!r}. Known tasks: "
+                         f"{data_tasks.known_tasks(squad=False, custom=False)}.")
+    try:
+        data_dir = resources.data_dir(data_dir)
+    except resources.DataDirError as e:
+        raise SystemExit(f"error: {e}")
+    fix = (f"pass --data_dir=DIR or set {resources.DATA_DIR_ENV}=DIR to the data directory "
+           "(the layout of the project's shared data)")
+    if not key:   # SentEval: <data_dir>/extra/NAME_{train,dev}.tsv, label<TAB>sentence
+        upper = task.upper()
+        files = [os.path.join(data_dir, "extra", f"{upper}_{s}.tsv") for s in ("train", split)]
+        for path in files:
+            if not os.path.isfile(path):
+                raise SystemExit(f"error: task {task!r}: {path} not found; {fix}.")
+        data = data_tasks.load_tsv_task(files[0], files[1] if split == "dev" else None,
+                                        files[1] if split == "test" else None, text_a_column=1,
+                                        label_column=0, has_header=False, name=task.lower())
     else:
-        raise SystemExit(f"cannot load task {task!r} from {data_dir}: {errors[0]}")
+        spec = data_tasks.GLUE_TASKS[key]
+        errors = []
+        for root in (data_dir, os.path.join(data_dir, "glue")):
+            try:
+                data = data_tasks.load_task(task, root)
+                break
+            except Exception as e:  # noqa: BLE001
+                errors.append(str(e))
+        else:
+            if not any(os.path.isfile(os.path.join(r, spec.directory, "train.tsv"))
+                       for r in (data_dir, os.path.join(data_dir, "glue"))):
+                raise SystemExit(f"error: task {task!r}: "
+                                 f"{os.path.join(data_dir, 'glue', spec.directory, 'train.tsv')} "
+                                 f"not found; {fix}.")
+            raise SystemExit(f"cannot load task {task!r} from {data_dir}: {errors[0]}")
     examples = data.dev if split == "dev" else data.test
     if not examples:
         raise SystemExit(f"task {task!r} has no {split} split under {data_dir} (expected "
@@ -100,15 +126,18 @@ def main(argv: Iterable[str] | None = None) -> int:
                                      "once, test) set.")
     parser.add_argument("--model", required=True, action="append",
                         help="export directory or .tflite (repeatable)")
-    parser.add_argument("--task", required=True)
-    parser.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA", os.path.join("..", "shared", "data")))
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--task", required=True,
+                        help="sst2, rte, cola, ... (GLUE) or mr, subj, cr, mpqa (SentEval)")
+    parser.add_argument("--data_dir", default=None,
+                        help="data root (glue/, extra/); default $ALBERT_TF_DATA_DIR")
+    parser.add_argument("--threads", type=int, default=2, help="interpreter threads")
+    parser.add_argument("--limit", type=int, default=None, help="score the first N examples")
     parser.add_argument("--split", default="dev", choices=SPLITS,
                         help="dev (default) or test: test only for a model already chosen")
     parser.add_argument("--json", default=None, help="write the results here")
+    cli.add_verbose_argument(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
+    cli.quiet_logs([] if not args.verbose else ["--verbose"])
     results = [evaluate(m, args.task, args.data_dir, args.threads, args.limit, args.split)
                for m in args.model]
     for r in results:

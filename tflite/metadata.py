@@ -1,8 +1,8 @@
 """Write (or show) the metadata a mobile app needs next to a ``.tflite`` model.
 
-    python -m tflite.metadata --model=qat/model_qat.tflite --model_dir=runs/sst2 \\
+    python -m albert_tflite.metadata --model=qat/model_qat.tflite --model_dir=runs/sst2 \\
         --quantization=qat        # writes metadata.json, vocab.model, labels.txt beside it
-    python -m tflite.metadata --model=edge/sst2_int8 --show
+    python -m albert_tflite.metadata --model=edge/sst2_int8 --show
 
 ``albert-tf-export --format=tflite`` already writes these files; this tool is for models
 converted elsewhere (e.g. by the compression tools). It reads the signatures and op types
@@ -17,10 +17,8 @@ import os
 import sys
 from typing import Iterable
 
-if __package__ in (None, ""):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from albert_tf.export.metadata import read_metadata, write_metadata  # noqa: E402
+from albert_tf import cli
+from albert_tf.export.metadata import read_metadata, write_metadata
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -28,9 +26,12 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--model", required=True, help=".tflite path (or export dir with --show)")
     parser.add_argument("--model_dir", help="the albert-tf model directory it was exported from")
     parser.add_argument("--vocab_file", help="default <model_dir>/vocab.model")
-    parser.add_argument("--quantization", default="unknown")
+    parser.add_argument("--quantization", default="unknown",
+                        help="quantization recorded in the metadata")
     parser.add_argument("--show", action="store_true", help="print metadata.json and exit")
+    cli.add_verbose_argument(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
+    cli.quiet_logs([] if not args.verbose else ["--verbose"])
     if args.show:
         print(json.dumps(read_metadata(args.model), indent=2))
         return 0

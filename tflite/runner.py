@@ -1,12 +1,12 @@
 """Run an exported ALBERT ``.tflite`` on text with LiteRT (``ai_edge_litert``): library + CLI.
 
-    from tflite.runner import TFLiteRunner
+    from albert_tflite.runner import TFLiteRunner
     runner = TFLiteRunner("edge/sst2_int8", num_threads=2)
     runner.predict(["a gorgeous film", "dull and lifeless"])
     # [{'label': '1', 'label_id': 1, 'probabilities': [0.03, 0.97]}, ...]
 
-    python -m tflite.runner --model=edge/sst2_int8 --text="a gorgeous film"
-    python -m tflite.runner --model=edge/sst2_int8 --input_file=dev.tsv --output_file=out.jsonl
+    python -m albert_tflite.runner --model=edge/sst2_int8 --text="a gorgeous film"
+    albert-tflite-run --model=edge/sst2_int8 --input_file=dev.tsv --output_file=out.jsonl
 
 The runner reads ``metadata.json`` next to the model (`albert_tf.export.metadata`). For id
 models it tokenizes with the Python SentencePiece tokenizer, puts each text in the smallest
@@ -26,10 +26,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-if __package__ in (None, ""):   # `python tflite/runner.py`
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from albert_tf.export.metadata import read_metadata  # noqa: E402
+from albert_tf import cli
+from albert_tf.export.metadata import read_metadata
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 MAX_ANSWER_LENGTH = 30
@@ -263,9 +261,11 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--input_file", help="TSV with a sentence (or sentence1/sentence2) "
                         "header, or one text per line")
     parser.add_argument("--output_file", help="JSON lines (default: stdout)")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="interpreter threads")
     parser.add_argument("--no_xnnpack", action="store_true", help="builtin kernels only")
+    cli.add_verbose_argument(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
+    cli.quiet_logs([] if not args.verbose else ["--verbose"])
     if args.input_file:
         texts_a, texts_b = _read_inputs(args.input_file)
     elif args.text:

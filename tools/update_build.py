@@ -50,7 +50,14 @@ def target_name(path: str) -> str:
     return stem.replace("/", "_")
 
 
+# Folders that setup.py installs under another import name (its package_dir).
+IMPORT_NAMES = {"tflite": "albert_tflite", "official_configs": "albert_tf.official_configs"}
+
+
 def _module_of(path: str) -> str:
+    folder, _, rest = path.partition("/")
+    if folder in IMPORT_NAMES:
+        path = IMPORT_NAMES[folder].replace(".", "/") + "/" + rest
     module = path[:-3].replace("/", ".")
     return module[: -len(".__init__")] if module.endswith(".__init__") else module
 
@@ -70,7 +77,7 @@ def _deps(path: str, known: dict[str, str]) -> list[str]:
 
 
 def generate() -> str:
-    libraries = _modules("albert_tf") + _modules("tflite")
+    libraries = _modules("albert_tf") + _modules("official_configs") + _modules("tflite")
     tests = [p for p in _modules("tests") if os.path.basename(p).startswith("test_")]
     support = [p for p in _modules("tests") if p not in tests]
     known = {_module_of(p): target_name(p) for p in libraries + support}

@@ -1,12 +1,12 @@
 """SST-2 dev end to end: raw text in, labels out, all 872 dev sentences, bucketed by length.
 
-    python -m albert_tf.benchmark.end_to_end --model=EXPORT_DIR [--data_dir=../shared/data] \\
+    python -m albert_tf.benchmark.end_to_end --model=EXPORT_DIR [--data_dir=DIR] \\
         [--threads=2] [--min_seconds=3]
 
 ``EXPORT_DIR`` is a TFLite export of a classifier with one static ``[batch, seq]`` signature
 per sequence-length bucket (``albert-tf-export --format=tflite --seq_lengths=16,32,64,128
 --batch_size=8``). One *pass* is what an application does with the whole dev set, through
-`tflite.runner.TFLiteRunner.predict`: tokenize every sentence with the Python SentencePiece
+`albert_tflite.runner.TFLiteRunner.predict`: tokenize every sentence with the Python SentencePiece
 tokenizer (ALBERT preprocessing included), put it in the smallest bucket that holds it (only
 sentences longer than the largest bucket are truncated), run each bucket in batches of the
 signature's static size (the last partial batch padded), and take the argmax label. Loading
@@ -46,7 +46,6 @@ RANDOM_HEAD_TASK = "sst2-random-head"   # a task name no accuracy is reported fo
 # ALBERT-base dynamic int8 at 116 vs 94 sentences/s (README, CPU benchmark).
 DEFAULT_BUCKETS = (16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 128)
 DEFAULT_BATCH_SIZES = (1, 8, 32)
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class EndToEndError(ValueError):
@@ -57,15 +56,22 @@ class EndToEndError(ValueError):
 # Inputs: the dev set and the model.
 
 
-def sst2_dev_file(data_dir: str) -> str:
-    """``<data_dir>/glue/SST-2/dev.tsv``; a clear error naming the path when it is absent."""
+def sst2_dev_file(data_dir: str | None) -> str:
+    """``<data_dir>/glue/SST-2/dev.tsv`` (``data_dir`` default ``$ALBERT_TF_DATA_DIR``); a
+    clear error naming the path when it is absent."""
+    from albert_tf import resources
+    try:
+        data_dir = resources.data_dir(data_dir or None)
+    except resources.DataDirError as e:
+        raise EndToEndError(f"the SST-2 end-to-end benchmark reads <data_dir>/{SST2_DEV}: "
+                            f"{e}") from None
     path = os.path.join(data_dir, SST2_DEV)
     if not os.path.isfile(path):
         raise EndToEndError(
             f"SST-2 dev file not found: {path}. The end-to-end benchmark reads the 872 GLUE "
             f"SST-2 dev sentences (TSV with a 'sentence<TAB>label' header) from "
-            f"<data_dir>/{SST2_DEV}: pass --data_dir=DIR for a directory holding it (the "
-            "default, ../shared/data, is relative to the project root: run from there).")
+            f"<data_dir>/{SST2_DEV}: pass --data_dir=DIR for a directory holding it (or set "
+            "ALBERT_TF_DATA_DIR=DIR).")
     return path
 
 
@@ -88,14 +94,8 @@ def load_sst2_dev(dev_file: str) -> tuple[list[str], list[str]]:
 
 
 def _runner_class():
-    """`tflite.runner.TFLiteRunner` (the ``tflite/`` tools live beside the package)."""
-    try:
-        from tflite.runner import TFLiteRunner
-    except ImportError:
-        if not os.path.isfile(os.path.join(_ROOT, "tflite", "runner.py")):
-            raise
-        sys.path.insert(0, _ROOT)
-        from tflite.runner import TFLiteRunner
+    """`albert_tflite.runner.TFLiteRunner` (imported on use: it loads the LiteRT runtime)."""
+    from albert_tflite.runner import TFLiteRunner
     return TFLiteRunner
 
 
@@ -128,7 +128,7 @@ def check_export(model: str) -> dict[str, Any]:
 
 
 def open_model(model: str, threads: int = 2):
-    """A `tflite.runner.TFLiteRunner` for an export that passes `check_export`."""
+    """A `albert_tflite.runner.TFLiteRunner` for an export that passes `check_export`."""
     check_export(model)
     return _runner_class()(model, num_threads=threads)
 
@@ -287,6 +287,8 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
     from albert_tf.benchmark.report import EndToEndMeasurement
     from albert_tf.benchmark.run import ArtifactBuilder
     dev_file = sst2_dev_file(data_dir)
+    from albert_tf import resources
+    data_dir = resources.data_dir(data_dir or None)   # exists: sst2_dev_file checked it
     buckets = sorted({int(b) for b in buckets})
     classifier = classifier_model_dir(model_dir, os.path.join(work_dir, name, "sst2_classifier"),
                                       buckets[-1])
@@ -307,11 +309,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="TFLite export directory (buckets)")
-    parser.add_argument("--data_dir", default=os.path.join("..", "shared", "data"))
+    parser.add_argument("--data_dir", default=None,
+                        help="data root holding glue/SST-2/dev.tsv (default $ALBERT_TF_DATA_DIR)")
     parser.add_argument("--dev_file", default=None, help=f"default <data_dir>/{SST2_DEV}")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--min_seconds", type=float, default=3.0)
-    parser.add_argument("--min_passes", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="interpreter threads")
+    parser.add_argument("--min_seconds", type=float, default=3.0,
+                        help="minimum timed seconds")
+    parser.add_argument("--min_passes", type=int, default=2, help="minimum passes over dev")
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
         dev_file = args.dev_file or sst2_dev_file(args.data_dir)

@@ -23,7 +23,7 @@ from albert_tf.benchmark.report import Measurement
 RUNTIMES = ("tf", "tflite_none", "tflite_dynamic", "tflite_int8", "torch", "torch_int8",
             "onnx", "onnx_int8")
 INT8_RUNTIMES = ("tflite_dynamic", "tflite_int8", "torch_int8", "onnx_int8")
-VOCAB = os.path.join("official_configs", "vocab", "imdb_pydocs_8k.model")
+
 
 
 def _size_mib(path: str) -> float:
@@ -37,14 +37,13 @@ def random_model_dir(name: str, work_dir: str, seed: int = 0) -> str:
     """An encoder with seeded random weights, saved as a model directory with a vocabulary."""
     import albert_tf
     from albert_tf.backend import keras
-    from albert_tf.config import official_config_path
+    from albert_tf import resources
     path = os.path.join(work_dir, name, "model")
     if os.path.exists(os.path.join(path, "config.json")):
         return path
     keras.utils.set_random_seed(seed)
     config = albert_tf.load_config(name)
-    vocab = os.path.join(os.path.dirname(os.path.dirname(official_config_path(name))),
-                         "vocab", os.path.basename(VOCAB))
+    vocab = resources.resolve(resources.DEFAULT_VOCAB)
     albert_tf.save_model_dir(albert_tf.build_encoder(config), path, vocab_file=vocab)
     return path
 

@@ -21,6 +21,8 @@ import os
 
 from absl import app, flags
 
+from albert_tf import cli
+
 FLAGS = flags.FLAGS
 
 
@@ -38,9 +40,9 @@ def define_flags() -> None:
     flags.DEFINE_integer("threads", 2, "Threads per runtime.")
     flags.DEFINE_float("min_seconds", 3.0, "Minimum timed seconds per shape.")
     flags.DEFINE_string("output_dir", "runs/benchmark", "Report, JSON, plots and artifacts.")
-    flags.DEFINE_string("data_dir", os.path.join("..", "shared", "data"),
+    flags.DEFINE_string("data_dir", None,
                         "Real text: SST-2 train for int8 calibration, SST-2 dev for "
-                        "--sst2_end_to_end.")
+                        "--sst2_end_to_end (default $ALBERT_TF_DATA_DIR).")
     flags.DEFINE_boolean("quick", False, "A ~2-minute run: albert_base and bert_base, batch 1 x "
                          "seq 128, TFLite dynamic/int8 and PyTorch dynamic int8.")
     flags.DEFINE_boolean("sst2_end_to_end", False, "Also time SST-2 dev end to end (raw text "
@@ -72,6 +74,18 @@ def main(argv: list[str]) -> None:
     unknown = sorted(set(runtimes) - set(RUNTIMES))
     if unknown:
         raise app.UsageError(f"--runtimes: unknown {unknown}; use {list(RUNTIMES)}.")
+    from albert_tf import resources
+    data_dir = resources.data_dir_or_none(FLAGS.data_dir)
+    if shapes and any(r.endswith("int8") and r.startswith("tflite") for r in runtimes):
+        try:   # int8 calibration reads <data_dir>/glue/SST-2/train.tsv
+            data_dir = resources.data_dir(FLAGS.data_dir)
+        except resources.DataDirError as e:
+            raise app.UsageError(f"tflite_int8 calibrates on SST-2 train text: {e}")
+        calibration = os.path.join(data_dir, "glue", "SST-2", "train.tsv")
+        if not os.path.isfile(calibration):
+            raise app.UsageError(f"{calibration} not found (tflite_int8 calibrates on it): pass "
+                                 f"--data_dir=DIR or set {resources.DATA_DIR_ENV}=DIR to the "
+                                 "data directory, or leave tflite_int8 out of --runtimes.")
     parsed = []
     for shape in shapes:
         try:
@@ -84,7 +98,7 @@ def main(argv: list[str]) -> None:
     if FLAGS.sst2_end_to_end:
         from albert_tf.benchmark.end_to_end import EndToEndError, check_export, sst2_dev_file
         try:
-            dev_file = sst2_dev_file(FLAGS.data_dir)
+            dev_file = sst2_dev_file(data_dir)
             for export in FLAGS.sst2_tflite:
                 check_export(export)
         except EndToEndError as e:
@@ -119,13 +133,13 @@ def main(argv: list[str]) -> None:
     for index, (name, model_dir) in enumerate(targets, 1):
         print(f"[{index}/{len(targets)}] {name}", flush=True)
         if parsed:
-            rows += benchmark_model(name, model_dir, runtimes, parsed, work, FLAGS.data_dir,
+            rows += benchmark_model(name, model_dir, runtimes, parsed, work, data_dir,
                                     FLAGS.threads, min_seconds, cpu, echo=echo)
         if e2e:
             from albert_tf.benchmark.end_to_end import benchmark_end_to_end
             quantizations, batch_sizes, buckets, _ = e2e
             e2e_rows += benchmark_end_to_end(name, model_dir, quantizations, batch_sizes,
-                                             buckets, work, FLAGS.data_dir, FLAGS.threads,
+                                             buckets, work, data_dir, FLAGS.threads,
                                              min_seconds, echo=echo)
     if e2e:
         from albert_tf.benchmark.end_to_end import run_in_worker
@@ -147,8 +161,7 @@ def main(argv: list[str]) -> None:
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,12 @@ below. Every value is checked before anything is loaded or trained. See
 
 from __future__ import annotations
 
+import os
 import sys
 
-from absl import app, flags
+from absl import flags
+
+from albert_tf import cli
 
 FLAGS = flags.FLAGS
 
@@ -29,7 +32,7 @@ def define_flags() -> None:
     flags.DEFINE_string("init_model", None, "Finetuned model directory (with task.json).")
     flags.DEFINE_string("model_dir", None, "Output directory.")
     flags.DEFINE_list("stages", None, "Stages in order: structured, distillation, pruning, qat.")
-    flags.DEFINE_string("data_dir", None, "Task data root (default ../shared/data).")
+    flags.DEFINE_string("data_dir", None, "Task data root (default $ALBERT_TF_DATA_DIR).")
     flags.DEFINE_integer("train_batch_size", None, "Training batch size.")
     flags.DEFINE_float("learning_rate", None, "Default peak learning rate of every stage.")
     flags.DEFINE_integer("seed", None, "Random seed.")
@@ -56,6 +59,7 @@ def config_from_flags():
 
 def main(argv) -> None:
     del argv
+    from albert_tf import resources
     from albert_tf.compression.config import CompressionConfigError
     from albert_tf.training.config import ConfigKeyError, ConfigValueError
     try:
@@ -64,16 +68,17 @@ def main(argv) -> None:
             import yaml
             print(yaml.safe_dump(config.as_dict(), sort_keys=False))
             return
+        config.data.data_dir = os.path.abspath(resources.data_dir(config.data.data_dir or None))
         from albert_tf.compression.pipeline import run
         run(config)
-    except (CompressionConfigError, ConfigKeyError, ConfigValueError, FileNotFoundError) as e:
+    except (CompressionConfigError, ConfigKeyError, ConfigValueError, FileNotFoundError,
+            resources.DataDirError) as e:
         print(f"albert-tf-compress: error: {e}", file=sys.stderr)
         sys.exit(2)
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import sys
 
 from absl import app, flags
 
+from albert_tf import cli
+
 FLAGS = flags.FLAGS
 
 
@@ -80,8 +82,7 @@ def main(argv: list[str]) -> int:
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """albert-tf-create-pretraining-data: masked-LM + sentence-order TFRecords from raw text.
 
-    albert-tf-create-pretraining-data --input_file='../shared/data/corpus/imdb-unsup.txt' \
+    albert-tf-create-pretraining-data --input_file="$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt" \
         --output_file=out/pretrain/imdb.tfrecord --spm_model_file=official_configs/vocab/imdb_pydocs_8k.model \
         --max_seq_length=128 --max_predictions_per_seq=20 --dupe_factor=2 --num_workers=2
 
@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 
 from absl import app, flags
+
+from albert_tf import cli
 
 FLAGS = flags.FLAGS
 
@@ -70,8 +72,7 @@ def main(argv: list[str]) -> None:
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ import json
 import os
 import sys
 
-from absl import app, flags
+from absl import flags
+
+from albert_tf import cli
 
 FLAGS = flags.FLAGS
 
@@ -48,7 +50,7 @@ def define_flags() -> None:
                          "FastSentencepieceTokenizer; register tf-text custom ops at load time).")
     flags.DEFINE_string("calibration_file", None, "int8: TSV of real task text (default: the "
                         "task's train split via albert_tf.data).")
-    flags.DEFINE_string("data_dir", None, "int8: task data root (default ../shared/data).")
+    flags.DEFINE_string("data_dir", None, "int8: task data root (default $ALBERT_TF_DATA_DIR).")
     flags.DEFINE_integer("num_calibration", 256, "int8: calibration examples.")
     flags.DEFINE_string("int8_float_ops", "xnnpack", "int8: ops kept in float: 'xnnpack' (fast "
                         "on CPUs), 'none' (every op integer) or comma-separated op names.")
@@ -105,8 +107,7 @@ def main(argv) -> None:
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

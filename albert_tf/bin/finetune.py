@@ -5,8 +5,11 @@
     albert-tf-finetune --task=cola --mode=eval --model_dir=/tmp/cola
     albert-tf-finetune --task=rte --mode=predict --model_dir=/tmp/rte
 
-``--task`` is a name of `albert_tf.data.tasks.load_task` (sst2, rte, cola, stsb, mr,
-subj, cr, mpqa, imdb, ...) or ``squad``; ``--data_dir`` defaults to ``../shared/data``.
+``--task`` is a GLUE task (sst2, rte, cola, stsb, ...: ``DATA_DIR/glue/<Task>/``), a
+SentEval task (mr, subj, cr, mpqa: ``DATA_DIR/extra/``), ``squad`` (its JSON files in
+DATA_DIR) or a custom TSV/CSV task (``--task=NAME --params_override=task.train_file=
+train.tsv,task.dev_file=dev.tsv,task.text_a_column=sentence,task.label_column=label``).
+DATA_DIR is ``--data_dir``, default ``$ALBERT_TF_DATA_DIR``.
 The dev split is evaluated every ``validation_interval`` steps; the best weights by
 the task's metric (accuracy, Matthews correlation for CoLA, Pearson/Spearman for
 STS-B, F1 for SQuAD) go to ``<model_dir>/best``, the last to ``<model_dir>/final``.
@@ -17,8 +20,9 @@ from __future__ import annotations
 import os
 import sys
 
-from absl import app, flags
+from absl import flags
 
+from albert_tf import cli
 from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
@@ -28,8 +32,9 @@ def define_flags() -> None:
     """Defines the flags. Called by `run`, not at import: every binary shares absl's
     one flag registry, and several define the same names."""
     training_flags.define_common_flags()
-    flags.DEFINE_string("task", None, "Task name (sst2, rte, cola, stsb, mr, ..., squad).")
-    flags.DEFINE_string("data_dir", None, "Root of the task data (default ../shared/data).")
+    flags.DEFINE_string("task", None, "Task: sst2, rte, cola, stsb, ... (GLUE), mr, subj, cr, "
+                        "mpqa (SentEval), squad, or a name for a custom TSV task.")
+    flags.DEFINE_string("data_dir", None, "Root of the task data (default $ALBERT_TF_DATA_DIR).")
     flags.DEFINE_string("vocab_file", None, "SentencePiece model "
                         "(default official_configs/vocab/imdb_pydocs_8k.model).")
     flags.DEFINE_boolean("do_lower_case", None, "Lower-case inputs.")
@@ -44,7 +49,7 @@ def defaults():
     from albert_tf.training.config import ExperimentConfig
     config = ExperimentConfig()
     config.task.type = "classification"
-    config.task.data_dir = os.environ.get("ALBERT_TF_DATA", os.path.join("..", "shared", "data"))
+    config.task.data_dir = ""   # --data_dir, else $ALBERT_TF_DATA_DIR (resolved at the start)
     config.task.max_seq_length = 128
     config.optimizer.type = "adamw"
     config.optimizer.learning_rate = 1e-4
@@ -57,17 +62,22 @@ def main(argv) -> None:
     from albert_tf.training.trainer import main_guard, run_experiment
 
     def body():
+        from albert_tf import resources
+        from albert_tf.training.tasks import SQUAD_TASKS, check_task_name, needs_data_dir
         config = training_flags.experiment_from_flags(defaults(), EXTRA_KEYS)
-        if config.task.name.lower() in ("squad", "squad1", "squad2", "squad_v2"):
+        if config.task.name.lower() in SQUAD_TASKS:
             config.task.type = "squad"
+        check_task_name(config.task)
+        if needs_data_dir(config.task):
+            config.task.data_dir = os.path.abspath(
+                resources.data_dir(config.task.data_dir or None))
         run_experiment(config, FLAGS.mode)
 
     sys.exit(main_guard(body))
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@
 
 from __future__ import annotations
 
-import glob
-import os
 
-from absl import app, flags
+from absl import flags
+
+from albert_tf import cli
 
 FLAGS = flags.FLAGS
 
@@ -22,9 +22,8 @@ def define_flags() -> None:
 
 
 def official_names() -> list[str]:
-    from albert_tf.config import official_config_path
-    models_dir = os.path.dirname(official_config_path("albert_base"))
-    return sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(models_dir, "*.json")))
+    from albert_tf import resources
+    return resources.model_config_names()
 
 
 def describe(names: list[str], sharing: str | None) -> list[str]:
@@ -50,8 +49,7 @@ def main(argv: list[str]) -> None:
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

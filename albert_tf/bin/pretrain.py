@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import sys
 
-from absl import app, flags
+from absl import flags
 
+from albert_tf import cli
 from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
@@ -64,8 +65,7 @@ def main(argv) -> None:
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

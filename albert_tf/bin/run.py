@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from absl import app, flags
+from absl import flags
+
+from albert_tf import cli
 
 FLAGS = flags.FLAGS
 
@@ -21,8 +23,8 @@ def define_flags() -> None:
     flags.DEFINE_string("experiment", "run_quick",
                         "Pipeline YAML (path, or a name in official_configs/experiments/).")
     flags.DEFINE_multi_string("params_override", [], "Overrides, e.g. 'pretrain.seconds=60'.")
-    flags.DEFINE_string("data_dir", None, "Real data root (default from the experiment: "
-                        "../shared/data).")
+    flags.DEFINE_string("data_dir", None, "Real data root: corpus/, glue/SST-2/, ... (default "
+                        "$ALBERT_TF_DATA_DIR).")
     flags.DEFINE_string("output_dir", None, "Where the run writes (default from the experiment).")
 
 
@@ -32,21 +34,22 @@ def main(argv: list[str]) -> None:
 
     from albert_tf.pipeline.experiment import load_pipeline_config
     from albert_tf.pipeline.run import run_pipeline
+    from albert_tf.resources import DataDirError
+    from albert_tf.training.config import ConfigKeyError, ConfigValueError
     overrides = list(FLAGS.params_override)
     if FLAGS.data_dir:
-        overrides.append(f"data_dir={FLAGS.data_dir}")
+        overrides.append(f"data_dir={os.path.abspath(FLAGS.data_dir)}")
     if FLAGS.output_dir:
         overrides.append(f"output_dir={FLAGS.output_dir}")
-    config = load_pipeline_config(FLAGS.experiment, overrides)
-    if not os.path.isdir(config.data_dir):
-        sys.exit(f"albert-tf-run: data_dir {config.data_dir!r} does not exist; the quick "
-                 "experiment reads ../shared/data (pass --data_dir=PATH).")
-    run_pipeline(config)
+    try:
+        config = load_pipeline_config(FLAGS.experiment, overrides)
+        run_pipeline(config)   # resolves data_dir ($ALBERT_TF_DATA_DIR) first
+    except (DataDirError, ConfigKeyError, ConfigValueError, FileNotFoundError) as e:
+        sys.exit(f"albert-tf-run: error: {e}")
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

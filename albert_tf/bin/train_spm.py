@@ -1,6 +1,6 @@
 """albert-tf-train-spm: trains a SentencePiece unigram vocabulary the way ALBERT did.
 
-    albert-tf-train-spm --input='../shared/data/corpus/imdb-unsup.txt,../shared/data/corpus/python-docs/**/*.txt' \
+    albert-tf-train-spm --input="$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt,$ALBERT_TF_DATA_DIR/corpus/python-docs/**/*.txt" \
         --model_prefix=out/vocab/30k --vocab_size=30000 --do_lower_case
 
 Ids: <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4 (as the original 30k-clean model).
@@ -12,6 +12,8 @@ import json
 import time
 
 from absl import app, flags
+
+from albert_tf import cli
 
 FLAGS = flags.FLAGS
 
@@ -49,8 +51,7 @@ def main(argv: list[str]) -> None:
 
 
 def run() -> None:
-    define_flags()
-    app.run(main)
+    cli.run_app(main, define_flags, __doc__)
 
 
 if __name__ == "__main__":

@@ -171,14 +171,14 @@ class CompressionDataConfig:
 
     Attributes:
       task: task name for `albert_tf.data.tasks.load_task` ("" = task.json's).
-      data_dir: root of the task data.
+      data_dir: root of the task data ("" = ``$ALBERT_TF_DATA_DIR``).
       max_seq_length: training/eval length (0 = task.json's).
       batch_size / eval_batch_size: examples per training / evaluation batch.
       length_bucketing: batch training examples of similar length, cut to the longest.
     """
 
     task: str = ""
-    data_dir: str = "../shared/data"
+    data_dir: str = ""
     max_seq_length: int = 0
     batch_size: int = 32
     eval_batch_size: int = 128

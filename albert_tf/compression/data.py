@@ -71,14 +71,16 @@ def load_task_inputs(task_info: TaskInfo, data_dir: str, vocab_file: str,
     from albert_tf.text.tokenizer import AlbertTokenizer
     name = task_name or task_info.task
     data, errors = None, []
-    for root in (data_dir, os.path.join(data_dir, "glue")):   # ../shared/data or its glue/
+    for root in (data_dir, os.path.join(data_dir, "glue")):   # the data root or its glue/
         try:
             data = load_task(name, root)
             break
         except Exception as e:  # noqa: BLE001  (TaskDataError, missing directory)
             errors.append(f"{root}: {e}")
     if data is None:
-        raise FileNotFoundError(f"task {name!r}: no data under {data_dir} ({'; '.join(errors)}).")
+        raise FileNotFoundError(f"task {name!r}: no data under {data_dir} ({'; '.join(errors)}); "
+                                "pass --data_dir=DIR or set ALBERT_TF_DATA_DIR=DIR to the data "
+                                "directory.")
     tokenizer = AlbertTokenizer(vocab_file, do_lower_case=task_info.do_lower_case)
     label_list = list(data.label_list) if data.label_list else None
     return TaskInputs(name, data.train, data.dev, label_list, bool(data.is_regression),
@@ -86,9 +88,10 @@ def load_task_inputs(task_info: TaskInfo, data_dir: str, vocab_file: str,
 
 
 def default_data_dir(data_dir: str) -> str:
-    if data_dir:
-        return data_dir
-    return os.environ.get("ALBERT_TF_DATA", os.path.join("..", "shared", "data"))
+    """``data_dir``, else ``$ALBERT_TF_DATA_DIR``; `albert_tf.resources.DataDirError` if
+    neither names an existing directory."""
+    from albert_tf import resources
+    return resources.data_dir(data_dir or None)
 
 
 # ------------------------------------------------------------------------------ fitting

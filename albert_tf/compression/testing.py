@@ -6,12 +6,12 @@ import os
 
 import numpy as np
 
+from albert_tf import resources
 from albert_tf.checkpoints import TaskInfo, save_model_dir
 from albert_tf.config import AlbertConfig, load_config
 from albert_tf.models import build_classifier
 
-VOCAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))), "official_configs", "vocab", "imdb_pydocs_8k.model")
+VOCAB = resources.resolve(resources.DEFAULT_VOCAB)
 
 
 def tiny_config(**changes) -> AlbertConfig:

@@ -24,6 +24,13 @@ are read one at a time and instances pass through a bounded shuffle buffer on th
 the TFRecord files; ``dupe_factor`` copies of each document (different target lengths, cut
 points and masks) are made right after tokenizing it. With ``num_workers > 1`` worker
 processes tokenize and write their own output shards, fed through bounded queues.
+
+Determinism: each document's instances come from its own random stream, seeded by
+``random_seed`` and the document's index (`document_rng`), so the set of records is a
+function of the inputs and the flags, whatever ``num_workers``; their order and sharding
+(the shuffle buffers, one per worker) depend on ``num_workers`` too, and the files are
+byte-identical from run to run for a given ``num_workers`` and ``num_shards``
+(records are serialized with sorted feature keys).
 """
 
 from __future__ import annotations
@@ -121,6 +128,7 @@ class InstanceMaker:
     def __init__(self, tokenizer, config: PretrainingConfig, seed: int):
         self.tok = tokenizer
         self.cfg = config
+        self.seed = seed
         self.rng = random.Random(seed)
         self.stats = CreationStats()
         vocab = [tokenizer.sp_model.id_to_piece(i) for i in range(tokenizer.vocab_size)]
@@ -150,6 +158,11 @@ class InstanceMaker:
     # -- instances -----------------------------------------------------------------------
 
     def instances(self, lines: list[str], doc_index: int = -1) -> list[Instance]:
+        """The instances of one document. With ``doc_index >= 0`` (its position in the
+        input) they depend only on the seed, the document and its index, not on the
+        documents before it or on which worker makes them (`document_rng`)."""
+        if doc_index >= 0:
+            self.rng = document_rng(self.seed, doc_index)
         segments = self.segments(lines)
         if len(segments) < 2:
             self.stats.one_segment_documents += 1
@@ -299,7 +312,10 @@ def instance_to_example_bytes(inst: Instance, max_seq_length: int,
     feature["masked_lm_weights"].float_list.value.extend(
         [1.0] * len(inst.masked_lm_ids) + [0.0] * len(mpad))
     feature["next_sentence_labels"].int64_list.value.append(inst.next_sentence_label)
-    return example.SerializeToString()
+    # Deterministic: the feature map's entries sorted by key. The default order follows
+    # the protobuf runtime's (upb) hash table, whose seed differs between processes, so
+    # the same record was written with different bytes by every run.
+    return example.SerializeToString(deterministic=True)
 
 
 def shard_paths(output_file: str, num_shards: int) -> list[str]:
@@ -431,21 +447,29 @@ def _worker_seed(seed: int, worker: int) -> int:
     return seed * 1_000_003 + worker
 
 
+def document_rng(seed: int, doc_index: int) -> random.Random:
+    """The random stream of document ``doc_index``: a string seed (hashed with SHA-512 by
+    `random.Random`, independent of ``PYTHONHASHSEED``), so the instances are a function
+    of the inputs and the flags whatever ``num_workers``."""
+    return random.Random(f"albert-pretraining-data:{seed}:{doc_index}")
+
+
 def _worker_main(worker, num_workers, spm_model_file, cfg_dict, paths, queue, result_queue):
     """Worker process: tokenizes the document batches it receives, writes its shards."""
     try:
         from albert_tf.text.tokenizer import AlbertTokenizer
         cfg = PretrainingConfig(**cfg_dict)
         tok = AlbertTokenizer(spm_model_file, do_lower_case=cfg.do_lower_case)
-        maker = InstanceMaker(tok, cfg, _worker_seed(cfg.random_seed, worker))
+        maker = InstanceMaker(tok, cfg, cfg.random_seed)
         writer = ShardWriter(paths, cfg.shuffle_buffer // num_workers or 1,
                              random.Random(_worker_seed(cfg.random_seed, worker) + 7))
         while True:
             item = queue.get()
             if item is None:
                 break
-            for doc in item:
-                for inst in maker.instances(doc):
+            first, docs = item
+            for k, doc in enumerate(docs):
+                for inst in maker.instances(doc, first + k):
                     writer.add(instance_to_example_bytes(inst, cfg.max_seq_length,
                                                          cfg.max_predictions_per_seq))
             result_queue.put(("progress", worker, maker.stats.instances))
@@ -474,11 +498,11 @@ def create_pretraining_data(input_files, output_file: str, spm_model_file: str,
     start = time.time()
     if num_workers == 1:
         tok = AlbertTokenizer(spm_model_file, cfg.do_lower_case)
-        maker = InstanceMaker(tok, cfg, _worker_seed(cfg.random_seed, 0))
+        maker = InstanceMaker(tok, cfg, cfg.random_seed)
         writer = ShardWriter(paths, cfg.shuffle_buffer, random.Random(_worker_seed(cfg.random_seed, 0) + 7))
-        for batch in _doc_batches(files, cfg, read, batch_docs):
-            for doc in batch:
-                for inst in maker.instances(doc):
+        for j, batch in enumerate(_doc_batches(files, cfg, read, batch_docs)):
+            for k, doc in enumerate(batch):
+                for inst in maker.instances(doc, j * batch_docs + k):
                     writer.add(instance_to_example_bytes(inst, cfg.max_seq_length,
                                                          cfg.max_predictions_per_seq))
             bar.update(read.bytes_read, maker.stats.instances)
@@ -535,7 +559,7 @@ def _run_workers(files, spm_model_file, cfg, num_workers, paths, read, bar, batc
             q = queues[j % num_workers]
             while True:
                 try:
-                    q.put(batch, timeout=0.5)
+                    q.put((j * batch_docs, batch), timeout=0.5)
                     break
                 except Exception:
                     drain(False)

@@ -1,6 +1,7 @@
 """Finetuning inputs: GLUE tasks, custom TSV/CSV tasks, and their tf.data pipelines.
 
-    task = load_task("rte", "../shared/data/glue")   # or data_dir=None: tensorflow-datasets
+    task = load_task("rte", "/data/glue")   # a GLUE-layout directory
+    # (the binaries pass $ALBERT_TF_DATA_DIR/glue; data_dir=None: tensorflow-datasets)
     task.train[0]      # Example(text_a=..., text_b=..., label="entailment")
     tok = AlbertTokenizer("official_configs/vocab/imdb_pydocs_8k.model")
     ds = classification_dataset(task.train, tok, max_seq_length=128, batch_size=32,
@@ -104,6 +105,34 @@ _ALIASES = {"sst-2": "sst2", "sts-b": "stsb", "mnli-m": "mnli", "mnli_matched": 
 
 def task_names() -> list[str]:
     return sorted(GLUE_TASKS)
+
+
+# Besides GLUE, the finetuning binary reads SentEval tasks (<data_dir>/extra/NAME_train.tsv,
+# ``label<TAB>sentence``), SQuAD and custom TSV/CSV tasks (`albert_tf.training.tasks`).
+SENTEVAL_TASKS = ("mr", "subj", "cr", "mpqa")
+SQUAD_TASKS = ("squad", "squad1", "squad2", "squad_v2")
+CUSTOM_TASK_SYNTAX = ("--task=NAME --params_override=task.train_file=train.tsv,"
+                      "task.dev_file=dev.tsv,task.text_a_column=sentence,task.label_column=label")
+
+
+def known_tasks(squad: bool = True, custom: bool = True) -> str:
+    """Every task name ``--task`` takes, and how to define a custom one (one line)."""
+    parts = [f"GLUE (DATA_DIR/glue/<Task>/): {', '.join(task_names())}",
+             f"SentEval (DATA_DIR/extra/): {', '.join(sorted(SENTEVAL_TASKS))}"]
+    if squad:
+        parts.append("SQuAD (its JSON files in DATA_DIR): squad")
+    if custom:
+        parts.append(f"a custom TSV/CSV task: {CUSTOM_TASK_SYNTAX} (paths relative to "
+                     "--data_dir or absolute; columns by header name or 0-based index; add "
+                     "task.text_b_column=... for sentence pairs, task.is_regression=true for "
+                     "scores)")
+    return "; ".join(parts)
+
+
+def glue_task_key(name: str) -> str | None:
+    """The GLUE task ``name`` stands for (``SST-2`` -> ``sst2``), or None."""
+    key = _ALIASES.get(name.lower(), name.lower())
+    return key if key in GLUE_TASKS else None
 
 
 # ----------------------------------------------------------------------------------------
@@ -315,7 +344,8 @@ def _load_tfds(key: str, spec: _GlueSpec) -> TaskData:
             raise TaskDataError(
                 f"GLUE task {key!r}: no data_dir given and tensorflow-datasets has no prepared "
                 f"copy of {spec.tfds_name} in {builder.data_dir} and cannot download it "
-                "(offline). Pass data_dir=<directory in the GLUE layout>, e.g. ../shared/data/glue.")
+                "(offline). Pass data_dir=<directory in the GLUE layout>, e.g. "
+                "$ALBERT_TF_DATA_DIR/glue.")
         builder.download_and_prepare()
     names = None
     label_feature = builder.info.features["label"]

@@ -114,7 +114,7 @@ def read_metadata(model: str) -> dict[str, Any]:
     path = metadata_path(model)
     if not os.path.exists(path):
         raise MetadataError(f"no {METADATA_FILE} next to {model}; export with albert-tf-export "
-                            "or write it with `python -m tflite.metadata`.")
+                            "or write it with `python -m albert_tflite.metadata`.")
     with open(path, encoding="utf-8") as f:
         meta = json.load(f)
     if meta.get("format") != FORMAT or meta.get("format_version", 0) > FORMAT_VERSION:

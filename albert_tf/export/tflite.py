@@ -140,14 +140,18 @@ def calibration_texts(source: ExportSource, calibration_file: str | None = None,
 
     ``calibration_file`` (a TSV with a ``sentence``/``sentence1``+``sentence2`` header, or
     one text per line) wins; otherwise `albert_tf.data.tasks.load_task` reads the task of
-    ``task.json`` from ``data_dir`` (default ``../shared/data``). Dev and test splits are
+    ``task.json`` from ``data_dir`` (default ``$ALBERT_TF_DATA_DIR``). Dev and test splits are
     never used, so calibration does not see the data the export is scored on.
     """
     if calibration_file:
         texts = _read_tsv_texts(calibration_file)
     else:
-        data_dir = data_dir or os.environ.get("ALBERT_TF_DATA", os.path.join("..", "shared",
-                                                                               "data"))
+        from albert_tf import resources
+        data_dir = resources.data_dir_or_none(data_dir)
+        if not data_dir:
+            raise ExportError("int8 calibration needs the task's train text: pass "
+                              f"--data_dir=DIR or set {resources.DATA_DIR_ENV}=DIR (the data "
+                              "directory), or --calibration_file=TSV.")
         try:
             from albert_tf.data.tasks import load_task  # type: ignore
         except ImportError as e:
@@ -164,7 +168,9 @@ def calibration_texts(source: ExportSource, calibration_file: str | None = None,
                 errors.append(str(e))
         if task is None:
             raise ExportError(f"cannot load task {source.task_info.task!r} from {data_dir} for "
-                              f"int8 calibration ({errors[0]}); pass --calibration_file.")
+                              f"int8 calibration ({errors[0]}); pass --data_dir=DIR or set "
+                              "ALBERT_TF_DATA_DIR=DIR to the data directory, or "
+                              "--calibration_file=TSV.")
         texts = [(ex.text_a, getattr(ex, "text_b", None)) for ex in task.train]
     if not texts:
         raise ExportError("no calibration text found.")

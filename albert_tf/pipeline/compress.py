@@ -7,14 +7,16 @@ labels the exported artifacts in the report. The settings start from the tuned
 overrides the model, the data, the seed and the training length.
 
 Budget. albert-tf-compress trains for a number of optimizer steps and has no
-wall-clock stop, so ``compress.seconds`` is turned into steps when the stage starts
-(`training_steps`): the training time is ``TRAIN_SHARE`` of what is left after
-``OVERHEAD_SECONDS`` (process start-up, loading the task, tracing the pruned /
-fake-quantized graph, two dev evaluations: about 45 s on 2 busy cores for a tiny
-model), at least ``MIN_TRAIN_SHARE`` of the budget; it is converted at the dense
-finetuning speed of the same model on the same machine (the median of its finetuning
-``steps_per_sec`` summaries, or ``compress.steps_per_second``) divided by
-``STEP_COST``, the time of one step of the method relative to a dense finetuning step.
+wall-clock stop. ``compress.steps`` gives them directly (`stage_steps`: the same on
+every machine, what run_quick does); with ``compress.steps`` 0, ``compress.seconds`` is
+turned into steps when the stage starts (`training_steps`, run_full): the training time
+is ``TRAIN_SHARE`` of what is left after ``OVERHEAD_SECONDS`` (process start-up,
+loading the task, tracing the pruned / fake-quantized graph, two dev evaluations:
+about 45 s on 2 busy cores for a tiny model), at least ``MIN_TRAIN_SHARE`` of the
+budget; it is converted at the dense finetuning speed of the same model on the same
+machine (the median of its finetuning ``steps_per_sec`` summaries, or
+``compress.steps_per_second``) divided by ``STEP_COST``, the time of one step of the
+method relative to a dense finetuning step.
 ``STEP_COST`` is set above what the albert_small compression benchmarks logged on a
 2-core machine (pruning, QAT and structured pruning 4-7 steps/s, distillation into a
 smaller student faster, against 1-5 steps/s for the dense finetuning). Long budgets
@@ -92,6 +94,14 @@ def training_steps(seconds: float, steps_per_second: float, stage: str) -> int:
     (see the module docstring); at least 1."""
     train_seconds = max(MIN_TRAIN_SHARE * seconds, TRAIN_SHARE * (seconds - OVERHEAD_SECONDS))
     return max(1, int(train_seconds * steps_per_second / STEP_COST[stage]))
+
+
+def stage_steps(compress: CompressConfig, steps_per_second: float | None, stage: str) -> int:
+    """The optimizer steps of one compression stage: ``compress.steps``, else
+    ``compress.seconds`` at ``steps_per_second`` (`training_steps`)."""
+    if compress.steps > 0:
+        return compress.steps
+    return training_steps(compress.seconds, steps_per_second or 1.0, stage)
 
 
 def pruning_schedule(steps: int) -> dict[str, int]:
@@ -182,5 +192,5 @@ def check_compression_configs(config: PipelineConfig) -> None:
     written), so that a bad combination fails before the first stage runs."""
     for model in compressed_models(config):
         for compression in compressions(config.compress):
-            steps = training_steps(config.compress.seconds, 1.0, compression.stage)
+            steps = stage_steps(config.compress, 1.0, compression.stage)
             compression_config(config, compression, model, steps, "finetuned", "out")

@@ -42,17 +42,20 @@ class CorpusConfig:
 
 @dataclasses.dataclass
 class PretrainConfig:
-    """Every model size pretrains for the same wall-clock budget.
+    """Every model size pretrains for its step budget, ``seconds`` a wall-clock guard.
 
-    The learning rate decays linearly to zero over ``max_steps``; size it near the
-    steps a model reaches within ``seconds`` (a wall-clock stop before ``max_steps``
-    leaves the rate part-way down; a cap reached early ends that model's run early).
-    Sizes differ several-fold in speed, so ``max_steps_per_model`` sets a model's own
-    cap (``{albert_tiny: 12000}``); the others use ``max_steps``. ``learning_rates`` sets
-    a model's own peak rate (``{albert_small: 0.0005}``); the others use
-    ``learning_rate``. Wider
-    post-LN models need lower rates: albert_small at 2e-3 spiked (gradient norm 1.4 ->
-    30 by step 400) and collapsed to a constant predictor.
+    A model trains ``max_steps`` optimizer steps (``max_steps_per_model`` sets a model's
+    own, ``{albert_tiny: 12000}``: sizes differ several-fold in speed) and its learning
+    rate decays linearly to zero over them, so a run means the same on every machine.
+    ``seconds`` stops a model that has not reached its steps by then (the rate is then
+    left part-way down and the report says so): size it well above the expected time
+    (3-4x) so that it only guards against a machine far slower than planned; run_full
+    sizes the steps to its 25-minute budget instead. A held-out evaluation runs every
+    ``validation_interval`` steps (the points of the report's pretraining curves).
+    ``learning_rates`` sets a model's own peak rate (``{albert_small: 0.0005}``); the
+    others use ``learning_rate``. Wider post-LN models need lower rates: albert_small
+    at 2e-3 spiked (gradient norm 1.4 -> 30 by step 400) and collapsed to a constant
+    predictor.
     """
 
     models: list[str] = dataclasses.field(default_factory=lambda: ["albert_mini", "albert_small"])
@@ -68,6 +71,10 @@ class PretrainConfig:
 
 @dataclasses.dataclass
 class FinetuneConfig:
+    """Each pretrained model finetunes for ``max_steps`` steps (evaluating on dev every
+    ``validation_interval``; the best dev checkpoint is kept); ``seconds`` is a
+    wall-clock guard like ``pretrain.seconds``."""
+
     task: str = "sst2"
     seconds: float = 600.0
     max_seq_length: int = 64
@@ -94,8 +101,12 @@ class CompressConfig:
       distill_student: the student's config name or JSON path; "" = the teacher at
         half its depth, initialised from the teacher's embeddings and layers.
       qat: quantization-aware training, exported with ``quantization=qat`` only.
-      seconds: wall-clock budget of each compression stage. albert-tf-compress counts
-        optimizer steps, so it becomes steps: see `albert_tf.pipeline.compress`.
+      steps: optimizer steps of each compression stage (the same on every machine);
+        0 = turn ``seconds`` into steps at the measured finetuning speed (run_full).
+        The importance batches of structured pruning are counted in them.
+      seconds: with ``steps`` 0, the wall-clock budget of each compression stage,
+        turned into steps (see `albert_tf.pipeline.compress`). albert-tf-compress has
+        no wall-clock stop, so with ``steps`` set it is only reported, not enforced.
       steps_per_second: the dense finetuning speed that conversion uses (0 = measured:
         the median ``steps_per_sec`` of the model's finetuning summaries).
       quantizations: TFLite exports of each compressed model ([] =
@@ -108,6 +119,7 @@ class CompressConfig:
     distill: bool = True
     distill_student: str = ""
     qat: bool = True
+    steps: int = 0
     seconds: float = 300.0
     steps_per_second: float = 0.0
     quantizations: list[str] = dataclasses.field(default_factory=list)
@@ -145,9 +157,13 @@ class FinalTestConfig:
 
 @dataclasses.dataclass
 class PipelineConfig:
-    """The whole run; ``output_dir`` holds every artifact, log and the report."""
+    """The whole run; ``output_dir`` holds every artifact, log and the report.
 
-    data_dir: str = "../shared/data"
+    ``data_dir`` empty means ``--data_dir``, else ``$ALBERT_TF_DATA_DIR``: `resolve_data_dir`
+    makes it an absolute path once, when the run starts, and every stage gets that path.
+    """
+
+    data_dir: str = ""
     output_dir: str = "runs/quick"
     seed: int = 12345
     vocabulary: VocabularyConfig = dataclasses.field(default_factory=VocabularyConfig)
@@ -160,6 +176,32 @@ class PipelineConfig:
 
     def data_path(self, relative: str) -> str:
         return relative if os.path.isabs(relative) else os.path.join(self.data_dir, relative)
+
+
+def resolve_data_dir(config: PipelineConfig, flag: str = "--data_dir",
+                     corpus_needed: bool = True) -> str:
+    """Sets ``config.data_dir`` to the absolute data root (the experiment's or the flag's
+    value, else ``$ALBERT_TF_DATA_DIR``) and checks that the files the run reads are there:
+    `albert_tf.resources.DataDirError` (one line naming the flag, the variable or the
+    missing file) otherwise. ``corpus_needed=False``: the corpus is already split."""
+    from albert_tf import resources
+    from albert_tf.data.tasks import GLUE_TASKS, glue_task_key
+    root = os.path.abspath(resources.data_dir(config.data_dir or None, flag))
+    config.data_dir = root
+    needed = []
+    if corpus_needed and config.corpus.input and not any(c in config.corpus.input for c in "*?["):
+        needed.append(config.data_path(config.corpus.input))
+    key = glue_task_key(config.finetune.task)
+    if key:
+        needed += [os.path.join(root, "glue", GLUE_TASKS[key].directory, f"{split}.tsv")
+                   for split in ("train", "dev")]
+    for path in needed:
+        if not os.path.exists(path):
+            raise resources.DataDirError(
+                f"{path} not found: the data directory {root} lacks a file the run reads; "
+                f"pass {flag}=DIR or set {resources.DATA_DIR_ENV}=DIR to a directory in the "
+                "layout of the project's shared data (corpus/, glue/SST-2/, ...).")
+    return root
 
 
 def load_pipeline_config(experiment: str, overrides: list[str] = ()) -> PipelineConfig:
@@ -191,6 +233,16 @@ def validate(config: PipelineConfig) -> None:
                 f"pretrain.warmup_steps ({pretrain.warmup_steps}).")
     if config.pretrain.seconds <= 0 or config.finetune.seconds <= 0:
         raise ConfigValueError("pretrain.seconds and finetune.seconds must be positive.")
+    for section in ("pretrain", "finetune"):
+        values = getattr(config, section)
+        if values.max_steps <= values.warmup_steps:
+            raise ConfigValueError(
+                f"{section}.max_steps={values.max_steps}: the step budget must exceed "
+                f"{section}.warmup_steps ({values.warmup_steps}).")
+        if values.validation_interval <= 0:
+            raise ConfigValueError(
+                f"{section}.validation_interval={values.validation_interval}: give the "
+                "steps between evaluations, a positive number (e.g. 100).")
     _check_quantizations("export.quantizations", config.export.quantizations)
     _check_compress(config.compress, config.pretrain.models)
     if not 0 <= config.final_test.max_dev_drop <= 100:
@@ -242,6 +294,10 @@ def _check_compress(compress: CompressConfig, models: list[str]) -> None:
                                f"{models}; list some of those, or [] for all.")
     if compress.enabled and compress.seconds <= 0:
         raise ConfigValueError(f"compress.seconds: must be positive, got {compress.seconds}.")
+    if compress.steps < 0:
+        raise ConfigValueError(f"compress.steps={compress.steps}: give the optimizer steps "
+                               "of each compression stage (e.g. 200), or 0 to turn "
+                               "compress.seconds into steps at the measured speed.")
     if compress.steps_per_second < 0:
         raise ConfigValueError("compress.steps_per_second: must be >= 0 (0 = measured from "
                                "the finetuning).")

@@ -43,8 +43,9 @@ class CompressionRun:
 
     name: str                # the candidate, e.g. "albert_small+prune0.8"
     method: str              # prune0.8, structured, distill, qat
-    steps: int               # optimizer steps the budget was turned into
-    budget_seconds: float    # compress.seconds
+    steps: int               # optimizer steps of the stage (compress.steps, or the
+                             # seconds budget turned into steps)
+    budget_seconds: float | None   # compress.seconds when that set the steps, else None
     seconds: float           # what the stage took, start-up included
     accuracy: float | None   # Keras dev accuracy after the stage
     params: int | None       # parameters of the compressed model
@@ -154,11 +155,12 @@ def compression_lines(runs: Sequence[CompressionRun]) -> list[str]:
     """The markdown table of the compression stages (nothing when there are none)."""
     if not runs:
         return []
-    lines = ["## Compression (each stage's budget turned into optimizer steps)", "",
+    lines = ["## Compression (optimizer steps per stage)", "",
              "| candidate | method | steps | budget s | stage s | Keras dev acc % | params | "
              "sparsity |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in sorted(runs, key=lambda r: r.name):
-        lines.append(f"| {r.name} | {r.method} | {r.steps} | {r.budget_seconds:.0f} | "
+        lines.append(f"| {r.name} | {r.method} | {r.steps} | "
+                     f"{_number(r.budget_seconds, digits=0)} | "
                      f"{r.seconds:.0f} | {_number(r.accuracy, 100)} | "
                      f"{'-' if r.params is None else f'{r.params:,}'} | "
                      f"{_number(r.sparsity, digits=3)} |")
@@ -171,13 +173,13 @@ def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, 
     front = {a.name for a in pareto_front(artifacts)}
     lines = ["# Train large, then compress: report", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
-    lines += ["", "## Pretraining (same wall-clock budget per model)", "",
-              "| model | minutes | first held-out MLM loss | last held-out MLM loss |",
-              "|---|---:|---:|---:|"]
+    lines += ["", "## Pretraining (each model's step budget)", "",
+              "| model | minutes | first held-out MLM loss | last held-out MLM loss | "
+              "held-out points |", "|---|---:|---:|---:|---:|"]
     for model, points in sorted(curves.items()):
         if points:
             lines.append(f"| {model} | {points[-1][0] / 60:.1f} | {points[0][1]:.3f} | "
-                         f"{points[-1][1]:.3f} |")
+                         f"{points[-1][1]:.3f} | {len(points)} |")
     lines += ["", "![MLM loss vs wall-clock](pretraining_curves.png)", ""]
     lines += compression_lines(compressions)
     lines += ["## Artifacts (SST-2 dev)", "",

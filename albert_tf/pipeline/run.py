@@ -1,6 +1,7 @@
-"""``albert-tf-run``: vocabulary -> pretraining data -> pretrain each size for the same
-wall-clock -> finetune -> compress (`albert_tf.pipeline.compress`) -> export ->
-evaluate + time every artifact -> choose one on dev and score it once on test -> report.
+"""``albert-tf-run``: vocabulary -> pretraining data -> pretrain each size for its step
+budget (a wall-clock guard above it) -> finetune -> compress
+(`albert_tf.pipeline.compress`) -> export -> evaluate + time every artifact -> choose one
+on dev and score it once on test -> report.
 
 Each stage runs one of our binaries (their logs go to ``<output_dir>/logs``) and is
 recorded in ``<output_dir>/stages``; a rerun skips recorded stages, and a stage
@@ -15,20 +16,10 @@ import os
 from typing import Any, Callable
 
 from albert_tf.pipeline import compress as compress_lib
-from albert_tf.pipeline.experiment import PipelineConfig, validate
+from albert_tf.pipeline.experiment import PipelineConfig, resolve_data_dir, validate
 from albert_tf.pipeline.report import Artifact, CompressionRun, choose_final, write_report
 from albert_tf.pipeline.stages import Stage, StageRunner, python_module, write_json
 from albert_tf.training.config import ConfigValueError
-
-# The top-level tflite/ tools (runner, evaluator, benchmark) live beside the package.
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def tools_env() -> dict[str, str]:
-    """The environment additions that let a stage run the top-level ``tflite/`` tools."""
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT,
-                                                        os.environ.get("PYTHONPATH")]))}
-
 
 class Paths:
     """Where each stage writes, under the run's output directory."""
@@ -151,11 +142,14 @@ def pretrain_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
 
     name = f"pretrain_{model}"
 
+    max_steps = pretrain.max_steps_per_model.get(model, pretrain.max_steps)
+
     def collect() -> dict[str, Any]:
         results = _read_json(os.path.join(model_dir, "eval_results.json"))
         start = StageRunner(paths.root, echo=lambda s: None).first_start(name)
         return {"model_dir": os.path.join(model_dir, "final"), "eval": results,
-                "curve": eval_curve(model_dir, start)}
+                "curve": eval_curve(model_dir, start), "steps": results.get("step"),
+                "max_steps": max_steps}
 
     return Stage(name, python_module(
         "albert_tf.bin.pretrain", "--config_file=pretrain_albert_mini_imdb",
@@ -166,7 +160,7 @@ def pretrain_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
         f"--max_predictions_per_seq={corpus.max_predictions_per_seq}",
         f"--train_batch_size={pretrain.batch_size}",
         f"--learning_rate={pretrain.learning_rates.get(model, pretrain.learning_rate)}",
-        f"--num_train_steps={pretrain.max_steps_per_model.get(model, pretrain.max_steps)}",
+        f"--num_train_steps={max_steps}",
         f"--warmup_steps={pretrain.warmup_steps}",
         f"--max_seconds={pretrain.seconds}",
         f"--validation_interval={pretrain.validation_interval}",
@@ -184,7 +178,9 @@ def finetune_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
 
     def collect() -> dict[str, Any]:
         best = _read_json(os.path.join(model_dir, "best_metric.json"))
-        return {"model_dir": os.path.join(model_dir, "best"), "best": best}
+        last = _read_json(os.path.join(model_dir, "eval_results.json"))
+        return {"model_dir": os.path.join(model_dir, "best"), "best": best,
+                "steps": last.get("step"), "max_steps": finetune.max_steps}
 
     return Stage(f"finetune_{model}", python_module(
         "albert_tf.bin.finetune", f"--task={finetune.task}",
@@ -206,7 +202,6 @@ def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_di
     """TFLite export of one candidate model per quantization (default
     ``export.quantizations``), then score and time each."""
     export, stages = config.export, []
-    env = tools_env()
     for quantization in export.quantizations if quantizations is None else quantizations:
         name = f"{candidate}__{quantization}"
         out = paths("export", candidate, quantization)
@@ -219,14 +214,13 @@ def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_di
                 f"--output={out}", f"--data_dir={config.data_dir}", "--overwrite"),
                 collect=lambda out=out: {"export_dir": out}, needs=(needs,)),
             Stage(f"score_{name}", python_module(
-                "tflite.evaluate", f"--model={out}", f"--task={config.finetune.task}",
+                "albert_tflite.evaluate", f"--model={out}", f"--task={config.finetune.task}",
                 f"--data_dir={config.data_dir}", f"--threads={export.threads}",
-                f"--json={scores}"), env=env,
+                f"--json={scores}"),
                 collect=lambda p=scores: _read_json(p)[0], needs=(f"export_{name}",)),
             Stage(f"time_{name}", python_module(
-                "tflite.benchmark", f"--model={out}", f"--threads={export.threads}",
+                "albert_tflite.benchmark", f"--model={out}", f"--threads={export.threads}",
                 "--runs=30", f"--min_seconds={export.timing_seconds}", f"--json={timing}"),
-                env=env,
                 collect=lambda p=timing: _read_json(p)[0], needs=(f"export_{name}",)),
         ]
     return stages
@@ -251,12 +245,14 @@ def compress_stage(config: PipelineConfig, paths: Paths, model: str,
                    compression: compress_lib.Compression) -> Stage:
     """One albert-tf-compress run on a finetuned model. Its step budget
     (``budget.json``) and config (``compression.yaml``) are written when the stage
-    starts, from the finetuning's measured speed."""
+    starts: ``compress.steps``, else ``compress.seconds`` at the finetuning's measured
+    speed."""
     out = paths.compress_dir(compression.candidate(model))
 
     def command() -> list[str]:
-        speed = steps_per_second(config, paths, model)
-        steps = compress_lib.training_steps(config.compress.seconds, speed, compression.stage)
+        fixed = config.compress.steps > 0
+        speed = None if fixed else steps_per_second(config, paths, model)
+        steps = compress_lib.stage_steps(config.compress, speed, compression.stage)
         settings = compress_lib.compression_config(config, compression, model, steps,
                                                    paths.finetuned_model(model), out)
         config_file = compress_lib.write_compression_config(
@@ -265,7 +261,7 @@ def compress_stage(config: PipelineConfig, paths: Paths, model: str,
             compress_lib.write_student(config.compress, model, out)
         write_json(os.path.join(out, "budget.json"), {
             "budget_seconds": config.compress.seconds, "steps_per_second": speed,
-            "steps": steps})
+            "steps": steps, "budget": "steps" if fixed else "seconds"})
         return python_module("albert_tf.bin.compress", f"--config_file={config_file}")
 
     def collect() -> dict[str, Any]:
@@ -319,7 +315,8 @@ def collect_compressions(results: dict[str, dict[str, Any]]) -> list[Compression
     """One row per finished compression stage."""
     return [CompressionRun(
         name=name[len("compress_"):], method=r["method"], steps=int(r["steps"]),
-        budget_seconds=float(r["budget_seconds"]), seconds=float(r["seconds"]),
+        budget_seconds=(None if r.get("budget") == "steps" else float(r["budget_seconds"])),
+        seconds=float(r["seconds"]),
         accuracy=r["dev"].get("accuracy"), params=r.get("params"), sparsity=r.get("sparsity"))
         for name, r in results.items() if name.startswith("compress_")]
 
@@ -340,7 +337,7 @@ def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) 
                                  "dev_accuracy": chosen.accuracy,
                                  "latency_ms": chosen.latency_ms, "size_mib": chosen.size_mib,
                                  "rule": rule})
-        return python_module("tflite.evaluate", f"--model={export_dir}",
+        return python_module("albert_tflite.evaluate", f"--model={export_dir}",
                              f"--task={config.finetune.task}", f"--data_dir={config.data_dir}",
                              f"--threads={config.export.threads}", "--split=test",
                              f"--json={scores}")
@@ -350,7 +347,31 @@ def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) 
         return {**_read_json(choice_file), "test_accuracy": test["accuracy"],
                 "test_examples": test["examples"]}
 
-    return Stage("final_test", command, env=tools_env(), collect=collect)
+    return Stage("final_test", command, collect=collect)
+
+
+def budget_meta(config: PipelineConfig, results: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The report's budget lines: steps per stage, the wall-clock guards, and every
+    stage a guard stopped before its steps (recorded final step < the budget)."""
+    pretrain, finetune, compress = config.pretrain, config.finetune, config.compress
+    caps = {m: pretrain.max_steps_per_model.get(m, pretrain.max_steps) for m in pretrain.models}
+    meta = {"pretraining steps per model": ", ".join(f"{m} {s}" for m, s in caps.items()) +
+            f" (held-out loss every {pretrain.validation_interval}; wall-clock guard "
+            f"{pretrain.seconds:g} s)",
+            "finetuning steps per model": f"{finetune.max_steps} (dev every "
+            f"{finetune.validation_interval}; wall-clock guard {finetune.seconds:g} s)"}
+    if compress.enabled:
+        meta["compression steps per stage"] = (
+            f"{compress.steps} (compress.seconds={compress.seconds:g} not enforced: "
+            "albert-tf-compress has no wall-clock stop)" if compress.steps > 0 else
+            f"compress.seconds={compress.seconds:g} turned into steps at the measured "
+            "finetuning speed (see the compression table)")
+    short = [f"{name} at step {r['steps']} of {r['max_steps']}"
+             for name, r in sorted(results.items())
+             if name.startswith(("pretrain_", "finetune_")) and r.get("steps") is not None
+             and r.get("max_steps") and r["steps"] < r["max_steps"]]
+    meta["stopped by a wall-clock guard"] = "; ".join(short) if short else "none"
+    return meta
 
 
 def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> Stage:
@@ -360,12 +381,9 @@ def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> S
                   for name, r in results.items() if name.startswith("pretrain_")}
         artifacts = collect_artifacts(config, runner)
         meta = {"experiment output": paths.root, "task": config.finetune.task,
-                "pretraining seconds per model": config.pretrain.seconds,
-                "finetuning seconds per model": config.finetune.seconds,
+                **budget_meta(config, results),
                 "latency": f"TFLite, batch 1, seq {config.export.seq_length}, "
                            f"{config.export.threads} threads, median"}
-        if config.compress.enabled:
-            meta["compression seconds per stage"] = config.compress.seconds
         for name, r in sorted(results.items()):
             if name.startswith("finetune_"):
                 meta[f"{name} best dev {r['best']['metric']}"] = round(r["best"]["value"], 4)
@@ -392,10 +410,12 @@ def all_stages(config: PipelineConfig, paths: Paths) -> list[Stage]:
 def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) -> dict:
     """Runs every unfinished stage, then rebuilds the report; ``config`` and every
     compression config are validated first, so a bad value fails before anything is
-    written."""
+    written. ``config.data_dir`` becomes absolute here (`resolve_data_dir`)."""
     validate(config)
     compress_lib.check_compression_configs(config)
     paths = Paths(config.output_dir)
+    resolve_data_dir(config, corpus_needed=not os.path.exists(
+        os.path.join(paths.root, "stages", "corpus_split.json")))
     stages = all_stages(config, paths)
     if config.final_test.enabled and not any(s.name.startswith("export_") for s in stages):
         raise ConfigValueError(

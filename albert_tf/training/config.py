@@ -127,7 +127,7 @@ class TaskConfig:
         regression, custom TSV tasks) or ``squad``.
       name: finetuning task name for `albert_tf.data.tasks.load_task` (``sst2``,
         ``rte``, ``cola``, ``stsb``, ``mr``... or ``tsv:/path/to/dir``).
-      data_dir: root of the task data (``../shared/data`` layout).
+      data_dir: root of the task data (``$ALBERT_TF_DATA_DIR`` layout; empty: that variable).
       vocab_file: SentencePiece model of the tokenizer.
       do_lower_case: lower-case the text before SentencePiece.
       max_seq_length: sequence length (pretraining: of the TFRecords).
@@ -427,8 +427,10 @@ def parse_params_override(text: str) -> dict[str, Any]:
 
 def load_yaml_file(path: str) -> dict[str, Any]:
     if not os.path.exists(path):
-        raise FileNotFoundError(f"config file {path!r} does not exist (see "
-                                "official_configs/experiments/ for examples).")
+        from albert_tf import resources
+        raise FileNotFoundError(
+            f"config file {path!r} does not exist: give a YAML path or one of the shipped "
+            f"experiments: {', '.join(resources.experiment_names())}.")
     with open(path, encoding="utf-8") as f:
         try:
             loaded = yaml.safe_load(f)
@@ -441,18 +443,13 @@ def load_yaml_file(path: str) -> dict[str, Any]:
     return loaded
 
 
-def experiments_dir() -> str:
-    """``official_configs/experiments`` of the source checkout."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(os.path.dirname(here), "official_configs", "experiments")
-
-
 def resolve_config_file(path: str) -> str:
-    """A path as given, or a bare name of ``official_configs/experiments/<name>.yaml``."""
+    """A path as given, or a bare name of a shipped experiment
+    (``official_configs/experiments/<name>.yaml``, `albert_tf.resources`)."""
+    from albert_tf import resources
     if os.path.exists(path):
         return path
-    candidate = os.path.join(experiments_dir(), path if path.endswith(".yaml") else path + ".yaml")
-    return candidate if os.path.exists(candidate) else path
+    return resources.experiment_path(path) or path
 
 
 def build_experiment(base: ExperimentConfig | None = None, config_files=(),

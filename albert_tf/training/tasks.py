@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 
 from albert_tf.backend import tf
+from albert_tf import resources
 from albert_tf.checkpoints import CheckpointError, load_config_from_dir, restore_weights
 from albert_tf.config import AlbertConfig, load_config
 from albert_tf.training import metrics as metrics_lib
 from albert_tf.training.config import ExperimentConfig
 
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEFAULT_VOCAB = os.path.join("official_configs", "vocab", "imdb_pydocs_8k.model")
+DEFAULT_VOCAB = resources.DEFAULT_VOCAB
 
 
 class InputDataError(ValueError):
@@ -37,11 +37,9 @@ class InputDataError(ValueError):
 
 
 def resolve_path(path: str) -> str:
-    """A path as given, else relative to the repository root (for official_configs/...)."""
-    if not path or os.path.isabs(path) or os.path.exists(path):
-        return path
-    candidate = os.path.join(ROOT, path)
-    return candidate if os.path.exists(candidate) else path
+    """A path as given, or the shipped file for an ``official_configs/...`` path
+    (`albert_tf.resources.resolve`)."""
+    return resources.resolve(path)
 
 
 def model_config(config: ExperimentConfig) -> AlbertConfig:
@@ -225,8 +223,32 @@ class PretrainingTask(Task):
 
 
 # -------------------------------------------------------------------- classification
-# SentEval tasks of ../shared/data/extra: ``label<TAB>sentence``, no header.
-SENTEVAL_TASKS = ("mr", "subj", "cr", "mpqa")
+# SentEval tasks of <data_dir>/extra: ``label<TAB>sentence``, no header.
+from albert_tf.data.tasks import (SENTEVAL_TASKS,  # noqa: E402
+                                  SQUAD_TASKS, known_tasks)
+DATA_DIR_FIX = (f"pass --data_dir=DIR or set {resources.DATA_DIR_ENV}=DIR to the data directory "
+                "(the layout of the project's shared data)")
+
+
+def check_task_name(task) -> None:
+    """`TaskDataError` (one line listing every known task) unless ``task.name`` is a
+    known task or ``task.train_file`` defines a custom one."""
+    from albert_tf.data import tasks as data_tasks
+    if task.train_file:
+        return
+    name = (task.name or "").lower()
+    if not name:
+        raise data_tasks.TaskDataError(f"no task given: pass --task=NAME. Tasks: {known_tasks()}.")
+    if name in SENTEVAL_TASKS or name in SQUAD_TASKS or data_tasks.glue_task_key(name):
+        return
+    raise data_tasks.TaskDataError(f"unknown task {task.name!r}. Known tasks: {known_tasks()}.")
+
+
+def needs_data_dir(task) -> bool:
+    """False only for a custom task whose files are all absolute paths."""
+    if not task.train_file:
+        return True
+    return not all(os.path.isabs(p) for p in (task.train_file, task.dev_file, task.test_file) if p)
 
 
 def _column(value: str):
@@ -239,14 +261,23 @@ def load_task_data(task):
     from albert_tf.data import tasks as data_tasks
     data_dir = resolve_path(task.data_dir)
     name = task.name.lower()
-    if not name and not task.train_file:
-        raise ValueError("task.name is empty: pass --task=sst2 (or rte, cola, stsb, mr, ...) "
-                         "or set task.train_file for a custom TSV task.")
+    check_task_name(task)
+    if needs_data_dir(task):
+        data_dir = resources.data_dir(data_dir or None)
 
     def under(path):
         return path if not path or os.path.isabs(path) else os.path.join(data_dir, path)
 
+    def require(path, what):
+        if not os.path.isfile(path):
+            raise data_tasks.TaskDataError(f"task {task.name or 'custom'!r}: {what} {path} "
+                                           f"not found; {DATA_DIR_FIX}.")
+        return path
+
     if task.train_file:
+        for key in ("train_file", "dev_file", "test_file"):
+            if getattr(task, key):
+                require(under(getattr(task, key)), f"task.{key}")
         return data_tasks.load_tsv_task(
             under(task.train_file), under(task.dev_file) or None, under(task.test_file) or None,
             text_a_column=_column(task.text_a_column),
@@ -257,16 +288,26 @@ def load_task_data(task):
     if name in SENTEVAL_TASKS:
         extra = os.path.join(data_dir, "extra")
         upper = name.upper()
+        require(os.path.join(extra, f"{upper}_train.tsv"), "SentEval file")
         return data_tasks.load_tsv_task(
             os.path.join(extra, f"{upper}_train.tsv"), os.path.join(extra, f"{upper}_dev.tsv"),
             text_a_column=1, label_column=0, has_header=False, name=name)
     glue = os.path.join(data_dir, "glue")
+    spec = data_tasks.GLUE_TASKS[data_tasks.glue_task_key(name)]
     try:
-        return data_tasks.load_task(name, data_dir)
-    except data_tasks.TaskDataError:
-        if os.path.isdir(glue):
-            return data_tasks.load_task(name, glue)
-        raise
+        try:
+            return data_tasks.load_task(name, data_dir)
+        except data_tasks.TaskDataError:
+            if os.path.isdir(glue):
+                return data_tasks.load_task(name, glue)
+            raise
+    except data_tasks.TaskDataError as e:
+        if any(os.path.isfile(os.path.join(root, spec.directory, "train.tsv"))
+               for root in (data_dir, glue)):
+            raise
+        raise data_tasks.TaskDataError(
+            f"task {name!r}: GLUE file {os.path.join(glue, spec.directory, 'train.tsv')} not "
+            f"found; {DATA_DIR_FIX}.") from e
 
 
 class ClassificationTask(Task):

@@ -443,8 +443,9 @@ def main_guard(fn: Callable[[], int | None]) -> int:
     """Runs ``fn`` and turns the package's expected errors into one clear line."""
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
+    from albert_tf.resources import DataDirError
     from albert_tf.training.config import ConfigKeyError, ConfigValueError
-    expected = [CheckpointError, ConfigError, ConfigKeyError, ConfigValueError,
+    expected = [CheckpointError, ConfigError, ConfigKeyError, ConfigValueError, DataDirError,
                 distribute.DistributionError, InputDataError, FileNotFoundError]
     for module, name in (("albert_tf.data.pretraining", "PretrainingDataError"),
                          ("albert_tf.data.tasks", "TaskDataError"),

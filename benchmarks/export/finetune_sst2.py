@@ -15,11 +15,9 @@ import argparse
 import csv
 import os
 import random
-import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 

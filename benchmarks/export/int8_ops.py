@@ -16,11 +16,9 @@ import argparse
 import collections
 import json
 import os
-import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 

@@ -14,11 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
@@ -33,8 +31,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from albert_tf.export.metadata import read_metadata
-    from tflite.benchmark import _inputs
-    from tflite.runner import make_interpreter, model_file
+    from albert_tflite.benchmark import _inputs
+    from albert_tflite.runner import make_interpreter, model_file
 
     models = {}
     rng = np.random.RandomState(0)

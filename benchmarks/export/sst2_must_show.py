@@ -28,7 +28,6 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
@@ -78,8 +77,8 @@ def main() -> None:
     from albert_tf.export.saved_model import export_saved_model
     from albert_tf.export.tflite import export_tflite
     from albert_tf.text.tokenizer import AlbertTokenizer
-    from tflite.benchmark import benchmark
-    from tflite.runner import TFLiteRunner
+    from albert_tflite.benchmark import benchmark
+    from albert_tflite.runner import TFLiteRunner
 
     results: dict = {}
     work = args.work_dir

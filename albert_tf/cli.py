@@ -1,0 +1,199 @@
+"""What every command-line tool shares: a quiet start, a short ``--help``, ``--verbose``.
+
+On a CPU machine TensorFlow's start-up prints oneDNN, CUDA and CPU-feature lines from
+C++ (before its logging is even initialized, so ``TF_CPP_MIN_LOG_LEVEL`` cannot hide
+them), and TF / Keras / absl add Python warnings. The tools hide all of that unless
+``--verbose`` is given (or ``ALBERT_TF_VERBOSE=1`` is set, which ``--verbose`` also sets
+so that the stages a pipeline starts are verbose too):
+
+- `quiet_startup` (run by ``albert_tf.bin`` and ``albert_tflite`` when they are
+  imported, before TensorFlow is) sets ``TF_CPP_MIN_LOG_LEVEL`` and makes the first
+  ``import tensorflow`` swallow the known start-up noise on stderr; anything else it
+  prints is passed on.
+- `quiet_logs` (after the flags are parsed) sends TF / absl / Keras Python logs below
+  ERROR and their deprecation warnings nowhere. Our own progress lines are ``print``s
+  and are not touched.
+- `run_app` is ``absl.app.run`` with ``--verbose`` defined and the binary's own flags
+  made the key flags of the program, so ``--help`` lists exactly those (each with its
+  one-line help) under the binary's docstring; ``--helpfull`` still lists everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.util
+import logging
+import os
+import re
+import sys
+import tempfile
+import warnings
+
+VERBOSE_ENV = "ALBERT_TF_VERBOSE"
+VERBOSE_HELP = "Show TensorFlow/absl start-up logs and library warnings (hidden by default)."
+
+# Start-up lines of TensorFlow's C++ side on a machine without a GPU.
+_NOISE = re.compile(
+    r"All log messages before absl::InitializeLog|oneDNN custom operations|cuda|cuDNN|cuFFT|"
+    r"cuBLAS|TensorRT|TF-TRT|cpu_feature_guard|To enable the following instructions|"
+    r"rebuild TensorFlow with the appropriate compiler flags|computation placer|"
+    r"Unable to register|absl::InitializeLog", re.IGNORECASE)
+# absl C++ log lines below ERROR: "I0000 00:00:... file.cc:12] ..." / "W0000 ...".
+_CPP_INFO = re.compile(r"^[IW]\d{4} \d\d:\d\d:\d\d")
+_THIRD_PARTY = (r"(tensorflow|tf_keras|keras|tensorflow_[a-z_]+|absl|google|h5py|numpy|"
+                r"tensorboard|ml_dtypes|flatbuffers|ai_edge_litert|tflite_runtime|jax)(\..*)?")
+
+
+def verbose(argv: list[str] | None = None) -> bool:
+    """Whether ``--verbose`` (or ``ALBERT_TF_VERBOSE=1``) asks for the logs."""
+    argv = sys.argv[1:] if argv is None else argv
+    for arg in argv:
+        if arg == "--":
+            break
+        if arg in ("--verbose", "-verbose") or arg.startswith(("--verbose=", "-verbose=")):
+            value = arg.split("=", 1)[1].lower() if "=" in arg else "true"
+            return value in ("1", "true", "t", "yes", "y")
+        if arg in ("--noverbose", "-noverbose"):
+            return False
+    return os.environ.get(VERBOSE_ENV, "").lower() in ("1", "true", "yes")
+
+
+@contextlib.contextmanager
+def filtered_stderr():
+    """Captures file descriptor 2 (C++ writes there too) and passes on every line that is
+    not start-up noise when the block ends."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    with tempfile.TemporaryFile(mode="w+b") as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                yield
+        finally:
+            try:
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            kept = [line for line in capture.read().decode("utf-8", "replace").splitlines()
+                    if line.strip() and not _NOISE.search(line) and not _CPP_INFO.match(line)]
+            if kept:
+                sys.stderr.write("\n".join(kept) + "\n")
+                sys.stderr.flush()
+
+
+class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
+    """Runs the first ``import tensorflow`` inside `filtered_stderr`."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "tensorflow":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def quiet_exec_module(module):
+            with filtered_stderr():
+                exec_module(module)
+                try:   # CUDA's platform start-up logs "failed call to cuInit" without a GPU
+                    module.config.list_physical_devices("GPU")
+                except Exception:  # noqa: BLE001
+                    pass
+
+        spec.loader.exec_module = quiet_exec_module
+        return spec
+
+
+_STARTED = False
+
+
+def quiet_startup(argv: list[str] | None = None) -> bool:
+    """Call before TensorFlow is imported; returns whether the run is verbose."""
+    global _STARTED
+    loud = verbose(argv)
+    if loud:
+        os.environ[VERBOSE_ENV] = "1"          # stages started as subprocesses too
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
+        return True
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if not _STARTED and "tensorflow" not in sys.modules:
+        sys.meta_path.insert(0, _QuietTensorFlowImport())
+    _STARTED = True
+    return False
+
+
+def quiet_logs(argv: list[str] | None = None) -> bool:
+    """Call after the flags are parsed: third-party Python logs below ERROR and their
+    warnings go nowhere unless verbose. Returns whether the run is verbose."""
+    if verbose(argv):
+        return True
+    for name in ("tensorflow", "absl", "h5py", "keras", "tf_keras"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        from absl import logging as absl_logging
+        absl_logging.set_stderrthreshold("error")
+        absl_logging.get_absl_logger().setLevel(logging.ERROR)
+    except Exception:  # noqa: BLE001
+        pass
+    for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning, UserWarning,
+                     RuntimeWarning):
+        warnings.filterwarnings("ignore", category=category, module=_THIRD_PARTY)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    return False
+
+
+def define_verbose_flag() -> None:
+    """``--verbose`` as an absl flag (once per process)."""
+    from absl import flags
+    if "verbose" not in flags.FLAGS:
+        flags.DEFINE_boolean("verbose", False, VERBOSE_HELP)
+
+
+def run_app(main, define_flags, doc: str | None = None) -> None:
+    """``absl.app.run(main)`` after ``define_flags()``, with ``--verbose`` and a ``--help``
+    that shows ``doc`` (the binary's docstring) and exactly the flags it defined."""
+    from absl import app, flags
+    quiet_startup()
+    before = set(flags.FLAGS)
+    define_flags()
+    define_verbose_flag()
+    program = sys.argv[0]
+    for name in sorted(set(flags.FLAGS) - before | {"verbose"}):
+        flags.FLAGS.register_key_flag_for_module(program, flags.FLAGS[name])
+    main_module = sys.modules.get("__main__")
+    if doc and main_module is not None and not getattr(main_module, "__doc__", None):
+        try:
+            main_module.__doc__ = doc.replace("%", "%%")
+        except (AttributeError, TypeError):
+            pass
+
+    def quiet_main(argv):
+        quiet_logs()
+        try:
+            return main(argv)
+        except app.UsageError as e:   # one line, not the whole --help
+            print(f"{os.path.basename(program)}: error: {e} (see --help)", file=sys.stderr)
+            sys.exit(e.exitcode)
+
+    app.run(quiet_main)
+
+
+def add_verbose_argument(parser) -> None:
+    """``--verbose`` for the argparse tools (``albert-tflite-*``)."""
+    parser.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
+
+
+__all__ = ["VERBOSE_ENV", "add_verbose_argument", "define_verbose_flag", "filtered_stderr",
+           "quiet_logs", "quiet_startup", "run_app", "verbose"]

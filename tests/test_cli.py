@@ -1,0 +1,114 @@
+"""The installed console scripts as a user runs them: from a directory outside the
+repository, without ``ALBERT_TF_DATA_DIR`` unless a test sets it.
+
+Each subprocess imports TensorFlow (~5-10 s), so the checks are combined: 10 processes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+BIN = os.path.dirname(sys.executable)
+NOISE = ("onednn", "cuda", "absl", "cpu_feature_guard", "traceback")
+
+
+def _env(**extra) -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("ALBERT_TF_DATA_DIR", "ALBERT_TF_VERBOSE", "TF_CPP_MIN_LOG_LEVEL"):
+        env.pop(name, None)
+    env.update(extra)
+    return env
+
+
+def _start(tmp_path, script: str, *args: str, **env) -> subprocess.Popen:
+    path = os.path.join(BIN, script)
+    if not os.path.exists(path):
+        pytest.fail(f"console script {script} is not installed in {BIN} (pip install -e .)")
+    return subprocess.Popen([path, *args], cwd=tmp_path, env=_env(**env), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _finish(process: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=300)
+    return process.returncode, out, err
+
+
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one error line, got:\n{err}"
+    assert not any(word in lines[0].lower() for word in NOISE if word != "absl"), lines[0]
+    return lines[0]
+
+
+def test_finetune_errors_are_one_line(tmp_path):
+    """No data directory; one without SST-2; an unknown task: one line each, no noise."""
+    empty = tmp_path / "empty_data"
+    empty.mkdir()
+    common = ["--config_file=tiny_ci", f"--model_dir={tmp_path / 'model'}"]
+    runs = [_start(tmp_path, "albert-tf-finetune", "--task=sst2", *common),
+            _start(tmp_path, "albert-tf-finetune", "--task=sst2", f"--data_dir={empty}",
+                   *common),
+            _start(tmp_path, "albert-tf-finetune", "--task=no_such_task", *common)]
+    (code1, _, err1), (code2, _, err2), (code3, _, err3) = [_finish(p) for p in runs]
+
+    line = _one_error_line(err1)
+    assert code1 != 0 and "--data_dir" in line and "ALBERT_TF_DATA_DIR" in line, err1
+
+    line = _one_error_line(err2)
+    assert code2 != 0 and os.path.join("glue", "SST-2", "train.tsv") in line, err2
+    assert "--data_dir" in line and "ALBERT_TF_DATA_DIR" in line, err2
+
+    line = _one_error_line(err3)
+    assert code3 != 0 and "no_such_task" in line, err3
+    for name in ("sst2", "cola", "mr", "subj", "squad", "--task=NAME",
+                 "--params_override=task.train_file="):
+        assert name in line, f"{name!r} not in: {line}"
+    assert not (tmp_path / "model" / "checkpoints").exists()
+
+
+def test_other_binaries_without_data(tmp_path):
+    """albert-tf-run and albert-tflite-evaluate name the flag and the variable too."""
+    runs = [_start(tmp_path, "albert-tf-run", f"--output_dir={tmp_path / 'run'}"),
+            _start(tmp_path, "albert-tflite-evaluate", "--model=missing", "--task=sst2")]
+    for process in runs:
+        code, _, err = _finish(process)
+        line = _one_error_line(err)
+        assert code != 0 and "--data_dir" in line and "ALBERT_TF_DATA_DIR" in line, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_quiet_start_and_progress_output(tmp_path):
+    code, out, err = _finish(_start(tmp_path, "albert-tf-info", "--models=albert_tiny"))
+    assert code == 0, err
+    assert "| albert_tiny |" in out
+    noisy = [line for line in err.splitlines() if any(w in line.lower() for w in NOISE)]
+    assert not noisy, err
+
+
+HELP = {
+    "albert-tf-finetune": ["--task", "--data_dir", "--model_dir", "--config_file", "--verbose"],
+    "albert-tf-export": ["--model_dir", "--format", "--quantization", "--data_dir"],
+    "albert-tf-compress": ["--init_model", "--stages", "--data_dir"],
+    "albert-tf-run": ["--experiment", "--data_dir", "--output_dir"],
+    "albert-tflite-evaluate": ["--model", "--task", "--data_dir", "--verbose"],
+}
+
+
+def test_help_lists_the_binarys_own_flags_briefly(tmp_path):
+    runs = {name: _start(tmp_path, name, "--help") for name in HELP}
+    for name, process in runs.items():
+        code, out, err = _finish(process)
+        assert code in (0, 1), err    # absl's --help exits 1, argparse's 0
+        lines = out.splitlines()
+        assert len(lines) < 150, f"{name} --help: {len(lines)} lines"
+        for flag in HELP[name]:
+            assert flag in out or flag.replace("--", "--[no]") in out, \
+                f"{name} --help lacks {flag}:\n{out}"
+        # absl / TensorFlow internals are not listed (they are under --helpfull).
+        assert "--tf_" not in out and "--logtostderr" not in out and "--pdb" not in out, out
+        noisy = [line for line in err.splitlines() if any(w in line.lower() for w in NOISE)]
+        assert not noisy, err
