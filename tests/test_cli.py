@@ -82,11 +82,16 @@ def test_other_binaries_without_data(tmp_path):
 
 
 def test_quiet_start_and_progress_output(tmp_path):
-    code, out, err = _finish(_start(tmp_path, "albert-tf-info", "--models=albert_tiny"))
+    good = _start(tmp_path, "albert-tf-info", "--models=albert_tiny")
+    misspelled = _start(tmp_path, "albert-tf-info", "--models=albert_bse")
+    code, out, err = _finish(good)
     assert code == 0, err
     assert "| albert_tiny |" in out
     noisy = [line for line in err.splitlines() if any(w in line.lower() for w in NOISE)]
     assert not noisy, err
+    code, _, err = _finish(misspelled)     # a misspelled name: one line listing the real ones
+    line = _one_error_line(err)
+    assert code != 0 and "'albert_bse'" in line and "albert_base" in line, err
 
 
 HELP = {

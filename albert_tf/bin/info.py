@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 
-from absl import flags
+from absl import app, flags
 
 from albert_tf import cli
 
@@ -45,7 +45,12 @@ def describe(names: list[str], sharing: str | None) -> list[str]:
 
 def main(argv: list[str]) -> None:
     del argv
-    print("\n".join(describe(FLAGS.models or official_names(), FLAGS.sharing)))
+    from albert_tf.config import ConfigError
+    try:
+        rows = describe(FLAGS.models or official_names(), FLAGS.sharing)
+    except (FileNotFoundError, ConfigError) as e:   # an unknown name, a bad config file
+        raise app.UsageError(str(e)) from None
+    print("\n".join(rows))
 
 
 def run() -> None:
