@@ -95,6 +95,15 @@ def resolve(path: str) -> str:
 
 
 # -------------------------------------------------------------------------- user data
+def data_dir_fix(flag: str = "--data_dir") -> str:
+    """What every missing-data error tells the user to do."""
+    return f"pass {flag}=DIR or set {DATA_DIR_ENV}=DIR"
+
+
+# The fix for a data directory that lacks a file a task reads.
+DATA_DIR_FIX = f"{data_dir_fix()} to the data directory (the layout of the project's shared data)"
+
+
 def data_dir(value: str | None = None, flag: str = "--data_dir") -> str:
     """The task data root: ``value`` (a flag), else ``$ALBERT_TF_DATA_DIR``.
 
@@ -105,11 +114,11 @@ def data_dir(value: str | None = None, flag: str = "--data_dir") -> str:
     source = flag if value else f"${DATA_DIR_ENV}"
     if not chosen:
         raise DataDirError(
-            f"no data directory: pass {flag}=DIR or set {DATA_DIR_ENV}=DIR (a directory in "
+            f"no data directory: {data_dir_fix(flag)} (a directory in "
             "the layout of the project's shared data: glue/SST-2/train.tsv, corpus/, ...).")
     if not os.path.isdir(chosen):
-        raise DataDirError(f"data directory {chosen!r} (from {source}) does not exist: pass "
-                           f"{flag}=DIR or set {DATA_DIR_ENV}=DIR to an existing directory.")
+        raise DataDirError(f"data directory {chosen!r} (from {source}) does not exist: "
+                           f"{data_dir_fix(flag)} to an existing directory.")
     return chosen
 
 

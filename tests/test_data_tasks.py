@@ -154,3 +154,18 @@ def test_classification_dataset_replicas_and_regression(tok):
     assert not seen[0] & seen[1] and seen[0] | seen[1] == set(map(float, range(40)))
     with pytest.raises(TaskDataError, match="not in label_list"):
         classification_dataset([Example("a", None, "2")], tok, 16, 4, False, label_list=["0", "1"])
+
+
+def test_the_data_root_and_its_glue_directory_give_the_same_task(tmp_path, data_dir):
+    from albert_tf.data.tasks import expected_glue_file, find_glue_task_dir
+    from_root = load_task("rte", data_dir)                  # <data>/glue/RTE/ found
+    from_glue = load_task("rte", os.path.join(data_dir, "glue"))
+    assert from_root.train == from_glue.train and from_root.dev == from_glue.dev
+    assert len(from_root.train) > 1000
+    assert find_glue_task_dir(data_dir, "RTE") == os.path.join(data_dir, "glue", "RTE")
+    assert find_glue_task_dir(str(tmp_path), "rte") is None
+    assert find_glue_task_dir(data_dir, "mr") is None      # SentEval, not GLUE
+    assert expected_glue_file(str(tmp_path), "sst2") == os.path.join(
+        str(tmp_path), "glue", "SST-2", "train.tsv")
+    with pytest.raises(TaskDataError, match="RTE/train.tsv under .*DATA_DIR/glue/<Task>/"):
+        load_task("rte", str(tmp_path))

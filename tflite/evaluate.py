@@ -43,8 +43,7 @@ def load_split(task: str, data_dir: str, split: str = "dev"):
         data_dir = resources.data_dir(data_dir)
     except resources.DataDirError as e:
         raise SystemExit(f"error: {e}")
-    fix = (f"pass --data_dir=DIR or set {resources.DATA_DIR_ENV}=DIR to the data directory "
-           "(the layout of the project's shared data)")
+    fix = resources.DATA_DIR_FIX
     if not key:   # SentEval: <data_dir>/extra/NAME_{train,dev}.tsv, label<TAB>sentence
         upper = task.upper()
         files = [os.path.join(data_dir, "extra", f"{upper}_{s}.tsv") for s in ("train", split)]
@@ -55,21 +54,13 @@ def load_split(task: str, data_dir: str, split: str = "dev"):
                                         files[1] if split == "test" else None, text_a_column=1,
                                         label_column=0, has_header=False, name=task.lower())
     else:
-        spec = data_tasks.GLUE_TASKS[key]
-        errors = []
-        for root in (data_dir, os.path.join(data_dir, "glue")):
-            try:
-                data = data_tasks.load_task(task, root)
-                break
-            except Exception as e:  # noqa: BLE001
-                errors.append(str(e))
-        else:
-            if not any(os.path.isfile(os.path.join(r, spec.directory, "train.tsv"))
-                       for r in (data_dir, os.path.join(data_dir, "glue"))):
-                raise SystemExit(f"error: task {task!r}: "
-                                 f"{os.path.join(data_dir, 'glue', spec.directory, 'train.tsv')} "
-                                 f"not found; {fix}.")
-            raise SystemExit(f"cannot load task {task!r} from {data_dir}: {errors[0]}")
+        if data_tasks.find_glue_task_dir(data_dir, task) is None:
+            raise SystemExit(f"error: task {task!r}: "
+                             f"{data_tasks.expected_glue_file(data_dir, task)} not found; {fix}.")
+        try:
+            data = data_tasks.load_task(task, data_dir)
+        except Exception as e:  # noqa: BLE001  (a malformed file: TaskDataError, OSError)
+            raise SystemExit(f"cannot load task {task!r} from {data_dir}: {e}") from None
     examples = data.dev if split == "dev" else data.test
     if not examples:
         raise SystemExit(f"task {task!r} has no {split} split under {data_dir} (expected "

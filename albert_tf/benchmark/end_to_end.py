@@ -70,8 +70,7 @@ def sst2_dev_file(data_dir: str | None) -> str:
         raise EndToEndError(
             f"SST-2 dev file not found: {path}. The end-to-end benchmark reads the 872 GLUE "
             f"SST-2 dev sentences (TSV with a 'sentence<TAB>label' header) from "
-            f"<data_dir>/{SST2_DEV}: pass --data_dir=DIR for a directory holding it (or set "
-            "ALBERT_TF_DATA_DIR=DIR).")
+            f"<data_dir>/{SST2_DEV}: {resources.data_dir_fix()} for a directory holding it.")
     return path
 
 

@@ -83,9 +83,9 @@ def main(argv: list[str]) -> None:
             raise app.UsageError(f"tflite_int8 calibrates on SST-2 train text: {e}")
         calibration = os.path.join(data_dir, "glue", "SST-2", "train.tsv")
         if not os.path.isfile(calibration):
-            raise app.UsageError(f"{calibration} not found (tflite_int8 calibrates on it): pass "
-                                 f"--data_dir=DIR or set {resources.DATA_DIR_ENV}=DIR to the "
-                                 "data directory, or leave tflite_int8 out of --runtimes.")
+            raise app.UsageError(f"{calibration} not found (tflite_int8 calibrates on it): "
+                                 f"{resources.data_dir_fix()} to the data directory, or leave "
+                                 "tflite_int8 out of --runtimes.")
     parsed = []
     for shape in shapes:
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import os
 from typing import Sequence
 
 import numpy as np
@@ -67,20 +66,15 @@ class TaskInputs:
 def load_task_inputs(task_info: TaskInfo, data_dir: str, vocab_file: str,
                      task_name: str = "", max_seq_length: int = 0) -> TaskInputs:
     """The examples of ``task_name`` (default ``task_info.task``) and the tokenizer."""
+    from albert_tf import resources
     from albert_tf.data.tasks import load_task
     from albert_tf.text.tokenizer import AlbertTokenizer
     name = task_name or task_info.task
-    data, errors = None, []
-    for root in (data_dir, os.path.join(data_dir, "glue")):   # the data root or its glue/
-        try:
-            data = load_task(name, root)
-            break
-        except Exception as e:  # noqa: BLE001  (TaskDataError, missing directory)
-            errors.append(f"{root}: {e}")
-    if data is None:
-        raise FileNotFoundError(f"task {name!r}: no data under {data_dir} ({'; '.join(errors)}); "
-                                "pass --data_dir=DIR or set ALBERT_TF_DATA_DIR=DIR to the data "
-                                "directory.")
+    try:
+        data = load_task(name, data_dir)       # a GLUE directory or the data root with glue/
+    except Exception as e:  # noqa: BLE001  (TaskDataError, missing directory)
+        raise FileNotFoundError(f"task {name!r}: no data under {data_dir} ({e}); "
+                                f"{resources.data_dir_fix()} to the data directory.") from None
     tokenizer = AlbertTokenizer(vocab_file, do_lower_case=task_info.do_lower_case)
     label_list = list(data.label_list) if data.label_list else None
     return TaskInputs(name, data.train, data.dev, label_list, bool(data.is_regression),

@@ -241,20 +241,46 @@ def _first_existing(directory: str, names: Sequence[str]) -> str | None:
     return None
 
 
-def _find_task_dir(data_dir: str, spec: _GlueSpec) -> str:
-    candidates = [os.path.join(data_dir, spec.directory), data_dir]
-    for name in os.listdir(data_dir) if os.path.isdir(data_dir) else []:
+def _task_dir_candidates(root: str, spec: _GlueSpec) -> list[str]:
+    candidates = [os.path.join(root, spec.directory), root]
+    for name in os.listdir(root) if os.path.isdir(root) else []:
         if name.lower().replace("-", "") == spec.directory.lower().replace("-", ""):
-            candidates.insert(1, os.path.join(data_dir, name))
-    for c in candidates:
-        if os.path.isfile(os.path.join(c, "train.tsv")):
-            return c
+            candidates.insert(1, os.path.join(root, name))
+    return candidates
+
+
+def _find_task_dir(data_dir: str, spec: _GlueSpec) -> str:
+    """The directory with the task's ``train.tsv``: ``data_dir`` in the GLUE layout
+    (``<Task>/train.tsv``), or the project's data root (``glue/<Task>/train.tsv``)."""
+    for root in (data_dir, os.path.join(data_dir, "glue")):
+        for candidate in _task_dir_candidates(root, spec):
+            if os.path.isfile(os.path.join(candidate, "train.tsv")):
+                return candidate
     raise TaskDataError(f"no {spec.directory}/train.tsv under {data_dir} (expected the GLUE "
-                        "layout: DATA_DIR/<Task>/{train,dev,test}.tsv)")
+                        "layout: DATA_DIR/<Task>/{train,dev,test}.tsv, or DATA_DIR/glue/<Task>/)")
+
+
+def find_glue_task_dir(data_dir: str, name: str) -> str | None:
+    """Where GLUE task ``name``'s files are under ``data_dir`` (a GLUE directory or the
+    project's data root, as `load_task` reads them), or None (also for a non-GLUE name)."""
+    key = glue_task_key(name)
+    if key is None:
+        return None
+    try:
+        return _find_task_dir(data_dir, GLUE_TASKS[key])
+    except TaskDataError:
+        return None
+
+
+def expected_glue_file(data_dir: str, name: str, split: str = "train") -> str:
+    """The path an error names when GLUE task ``name`` is missing from the data root."""
+    return os.path.join(data_dir, "glue", GLUE_TASKS[glue_task_key(name)].directory,
+                        f"{split}.tsv")
 
 
 def load_task(name: str, data_dir: str | None = None) -> TaskData:
-    """A GLUE task from ``data_dir`` (GLUE layout), or from tensorflow-datasets if None."""
+    """A GLUE task from ``data_dir`` (a GLUE-layout directory, or the project's data root
+    with ``glue/`` in it), or from tensorflow-datasets if None."""
     key = _ALIASES.get(name.lower(), name.lower())
     if key not in GLUE_TASKS:
         raise TaskDataError(f"unknown task {name!r}; known: {', '.join(task_names())} "

@@ -149,28 +149,21 @@ def calibration_texts(source: ExportSource, calibration_file: str | None = None,
         from albert_tf import resources
         data_dir = resources.data_dir_or_none(data_dir)
         if not data_dir:
-            raise ExportError("int8 calibration needs the task's train text: pass "
-                              f"--data_dir=DIR or set {resources.DATA_DIR_ENV}=DIR (the data "
-                              "directory), or --calibration_file=TSV.")
+            raise ExportError("int8 calibration needs the task's train text: "
+                              f"{resources.data_dir_fix()} (the data directory), or "
+                              "--calibration_file=TSV.")
         try:
             from albert_tf.data.tasks import load_task  # type: ignore
         except ImportError as e:
             raise ExportError("int8 calibration needs task text: pass --calibration_file "
                               "(the task's train TSV); albert_tf.data is not available "
                               f"({e}).") from e
-        task = None
-        errors = []
-        for root in (data_dir, os.path.join(data_dir, "glue")):
-            try:
-                task = load_task(source.task_info.task, root)
-                break
-            except Exception as e:  # noqa: BLE001
-                errors.append(str(e))
-        if task is None:
+        try:
+            task = load_task(source.task_info.task, data_dir)   # GLUE dir or the data root
+        except Exception as e:  # noqa: BLE001
             raise ExportError(f"cannot load task {source.task_info.task!r} from {data_dir} for "
-                              f"int8 calibration ({errors[0]}); pass --data_dir=DIR or set "
-                              "ALBERT_TF_DATA_DIR=DIR to the data directory, or "
-                              "--calibration_file=TSV.")
+                              f"int8 calibration ({e}); {resources.data_dir_fix()} to the data "
+                              "directory, or --calibration_file=TSV.") from None
         texts = [(ex.text_a, getattr(ex, "text_b", None)) for ex in task.train]
     if not texts:
         raise ExportError("no calibration text found.")

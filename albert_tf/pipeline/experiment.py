@@ -68,6 +68,10 @@ class PretrainConfig:
     max_steps_per_model: dict[str, int] = dataclasses.field(default_factory=dict)
     warmup_steps: int = 200
 
+    def steps_for(self, model: str) -> int:
+        """``model``'s step budget: its ``max_steps_per_model`` entry, else ``max_steps``."""
+        return self.max_steps_per_model.get(model, self.max_steps)
+
 
 @dataclasses.dataclass
 class FinetuneConfig:
@@ -185,22 +189,23 @@ def resolve_data_dir(config: PipelineConfig, flag: str = "--data_dir",
     `albert_tf.resources.DataDirError` (one line naming the flag, the variable or the
     missing file) otherwise. ``corpus_needed=False``: the corpus is already split."""
     from albert_tf import resources
-    from albert_tf.data.tasks import GLUE_TASKS, glue_task_key
+    from albert_tf.data.tasks import expected_glue_file, find_glue_task_dir, glue_task_key
     root = os.path.abspath(resources.data_dir(config.data_dir or None, flag))
     config.data_dir = root
     needed = []
     if corpus_needed and config.corpus.input and not any(c in config.corpus.input for c in "*?["):
         needed.append(config.data_path(config.corpus.input))
-    key = glue_task_key(config.finetune.task)
-    if key:
-        needed += [os.path.join(root, "glue", GLUE_TASKS[key].directory, f"{split}.tsv")
-                   for split in ("train", "dev")]
+    task = config.finetune.task
+    if glue_task_key(task):    # where the finetuning reads it (`data.tasks.load_task`)
+        task_dir = find_glue_task_dir(root, task)
+        needed += ([os.path.join(task_dir, f"{split}.tsv") for split in ("train", "dev")]
+                   if task_dir else [expected_glue_file(root, task)])
     for path in needed:
         if not os.path.exists(path):
             raise resources.DataDirError(
                 f"{path} not found: the data directory {root} lacks a file the run reads; "
-                f"pass {flag}=DIR or set {resources.DATA_DIR_ENV}=DIR to a directory in the "
-                "layout of the project's shared data (corpus/, glue/SST-2/, ...).")
+                f"{resources.data_dir_fix(flag)} to a directory in the layout of the "
+                "project's shared data (corpus/, glue/SST-2/, ...).")
     return root
 
 

@@ -142,7 +142,7 @@ def pretrain_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
 
     name = f"pretrain_{model}"
 
-    max_steps = pretrain.max_steps_per_model.get(model, pretrain.max_steps)
+    max_steps = pretrain.steps_for(model)
 
     def collect() -> dict[str, Any]:
         results = _read_json(os.path.join(model_dir, "eval_results.json"))
@@ -354,8 +354,8 @@ def budget_meta(config: PipelineConfig, results: dict[str, dict[str, Any]]) -> d
     """The report's budget lines: steps per stage, the wall-clock guards, and every
     stage a guard stopped before its steps (recorded final step < the budget)."""
     pretrain, finetune, compress = config.pretrain, config.finetune, config.compress
-    caps = {m: pretrain.max_steps_per_model.get(m, pretrain.max_steps) for m in pretrain.models}
-    meta = {"pretraining steps per model": ", ".join(f"{m} {s}" for m, s in caps.items()) +
+    meta = {"pretraining steps per model": ", ".join(
+                f"{m} {pretrain.steps_for(m)}" for m in pretrain.models) +
             f" (held-out loss every {pretrain.validation_interval}; wall-clock guard "
             f"{pretrain.seconds:g} s)",
             "finetuning steps per model": f"{finetune.max_steps} (dev every "

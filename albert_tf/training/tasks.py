@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from albert_tf.backend import tf
 from albert_tf import resources
+from albert_tf.backend import tf
 from albert_tf.checkpoints import CheckpointError, load_config_from_dir, restore_weights
 from albert_tf.config import AlbertConfig, load_config
+from albert_tf.data.tasks import SENTEVAL_TASKS, SQUAD_TASKS, known_tasks
 from albert_tf.training import metrics as metrics_lib
 from albert_tf.training.config import ExperimentConfig
 
@@ -223,11 +224,8 @@ class PretrainingTask(Task):
 
 
 # -------------------------------------------------------------------- classification
-# SentEval tasks of <data_dir>/extra: ``label<TAB>sentence``, no header.
-from albert_tf.data.tasks import (SENTEVAL_TASKS,  # noqa: E402
-                                  SQUAD_TASKS, known_tasks)
-DATA_DIR_FIX = (f"pass --data_dir=DIR or set {resources.DATA_DIR_ENV}=DIR to the data directory "
-                "(the layout of the project's shared data)")
+# SentEval tasks (SENTEVAL_TASKS) are read from <data_dir>/extra: ``label<TAB>sentence``,
+# no header.
 
 
 def check_task_name(task) -> None:
@@ -271,7 +269,7 @@ def load_task_data(task):
     def require(path, what):
         if not os.path.isfile(path):
             raise data_tasks.TaskDataError(f"task {task.name or 'custom'!r}: {what} {path} "
-                                           f"not found; {DATA_DIR_FIX}.")
+                                           f"not found; {resources.DATA_DIR_FIX}.")
         return path
 
     if task.train_file:
@@ -292,22 +290,11 @@ def load_task_data(task):
         return data_tasks.load_tsv_task(
             os.path.join(extra, f"{upper}_train.tsv"), os.path.join(extra, f"{upper}_dev.tsv"),
             text_a_column=1, label_column=0, has_header=False, name=name)
-    glue = os.path.join(data_dir, "glue")
-    spec = data_tasks.GLUE_TASKS[data_tasks.glue_task_key(name)]
-    try:
-        try:
-            return data_tasks.load_task(name, data_dir)
-        except data_tasks.TaskDataError:
-            if os.path.isdir(glue):
-                return data_tasks.load_task(name, glue)
-            raise
-    except data_tasks.TaskDataError as e:
-        if any(os.path.isfile(os.path.join(root, spec.directory, "train.tsv"))
-               for root in (data_dir, glue)):
-            raise
+    if data_tasks.find_glue_task_dir(data_dir, name) is None:
         raise data_tasks.TaskDataError(
-            f"task {name!r}: GLUE file {os.path.join(glue, spec.directory, 'train.tsv')} not "
-            f"found; {DATA_DIR_FIX}.") from e
+            f"task {name!r}: GLUE file {data_tasks.expected_glue_file(data_dir, name)} not "
+            f"found; {resources.DATA_DIR_FIX}.")
+    return data_tasks.load_task(name, data_dir)
 
 
 class ClassificationTask(Task):
