@@ -35,6 +35,7 @@ EXTRAS_REQUIRE = {
     "test": [
         "pytest>=9.0,<10",
         "pytest-xdist>=3.8,<4",         # make test runs the suite on 2 workers
+        "hypothesis>=6.170,<7",         # property-based fuzzing of the entry points
         # Independent reference implementations for numerical parity tests.
         "torch>=2.13,<3",
         "transformers>=5.23,<6",
