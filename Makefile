@@ -12,7 +12,7 @@ export ALBERT_TF_DATA_DIR ?= $(abspath ../shared/data)
 # Test workers (pytest-xdist): 2 on this project's 2-core machines.
 TEST_WORKERS ?= 2
 
-.PHONY: main test install wheel wheel-smoke constraints build-file
+.PHONY: main test fuzz install wheel wheel-smoke constraints build-file
 
 $(STAMP): setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile tests
+
+# The property-based fuzz tests with 20x CI's examples, new random examples each run.
+fuzz: $(STAMP)
+	ALBERT_TF_FUZZ_PROFILE=fuzz $(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile tests/test_fuzz_*.py
 
 main: $(STAMP)
 	$(VENV)/bin/albert-tf-run --experiment=run_quick
