@@ -39,7 +39,7 @@ import numpy as np
 from albert_tf.backend import keras, tf  # noqa: I001  (first: selects Keras 2)
 from tensorflow.core.framework import summary_pb2  # noqa: E402
 from albert_tf.checkpoints import save_model_dir
-from albert_tf.training import distribute
+from albert_tf.training import distribute, preemption
 from albert_tf.training.config import ExperimentConfig
 from albert_tf.training.optimization import (build_optimizer, clip_gradients,
                                              current_learning_rate, inner_optimizer)
@@ -338,7 +338,20 @@ class Trainer:
             # Killed between the checkpoint and the evaluation of this step: do it now.
             self.maybe_export_best(self.evaluate(step), step)
         dataset = self.distributed_dataset(self.config.task.train_data, skip_steps=step)
-        iterator = iter(dataset)
+        watch = preemption.PreemptionWatch(self.strategy, self.model_dir, self.save_checkpoint,
+                                           lambda: int(self.global_step.numpy()))
+        with watch:
+            last_logs, step = self._train_loop(iter(dataset), step, evaluate, watch)
+        self.export("final")
+        self.log(f"training done at step {step}; wrote {self.model_dir}/final")
+        return last_logs
+
+    def _train_loop(self, iterator, step: int, evaluate: bool,
+                    watch: preemption.PreemptionWatch) -> tuple[dict[str, float], int]:
+        """Runs loops of ``steps_per_loop`` steps to ``train_steps``; checkpoints, evaluates
+        and answers a preemption notice (``watch.check``) between loops."""
+        cfg = self.config.trainer
+        total = cfg.train_steps
         start_time = time.time()
         start_step = step
         last_logs: dict[str, float] = {}
@@ -368,7 +381,8 @@ class Trainer:
                     examples_per_sec=float(totals["examples"]) / max(loop_time, 1e-9)), step)
                 next_summary = (step // summary_every + 1) * summary_every
             last_logs = logs
-            out_of_time = cfg.max_seconds > 0 and time.time() - start_time >= cfg.max_seconds
+            out_of_time = cfg.max_seconds > 0 and self._any_worker(
+                time.time() - start_time >= cfg.max_seconds)
             if (cfg.checkpoint_interval > 0 and step % cfg.checkpoint_interval == 0) \
                     or step >= total or out_of_time:
                 self.save_checkpoint()
@@ -379,14 +393,28 @@ class Trainer:
             if out_of_time:
                 self.log(f"trainer.max_seconds={cfg.max_seconds:g} reached at step {step}.")
                 break
-        self.export("final")
-        self.log(f"training done at step {step}; wrote {self.model_dir}/final")
-        return last_logs
+            watch.check()
+        return last_logs, step
+
+    def _any_worker(self, flag: bool) -> bool:
+        """True when ``flag`` is true on any worker: decisions taken from a local clock
+        (``max_seconds``) must be the same on every worker of a multi-worker run, or the
+        others would wait in the next step's collectives for a worker that stopped."""
+        if not preemption.is_multi_worker(self.strategy):
+            return flag
+        strategy = self.strategy
+        value = strategy.run(lambda: tf.constant(int(flag)))
+        return bool(strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None).numpy() > 0)
 
     def _run_steps(self, iterator, num_steps: int) -> dict:
         try:
             return self._train_fn(iterator, tf.constant(num_steps, tf.int32))
-        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:
+        except tf.errors.OpError as e:
+            lost = preemption.peer_failure(e, self.strategy, self.model_dir)
+            if lost is not None:
+                raise lost from None
+            if not isinstance(e, (tf.errors.DataLossError, tf.errors.InvalidArgumentError)):
+                raise
             message = e.message.splitlines()[0] if e.message else str(e)
             if isinstance(e, tf.errors.DataLossError) or "Feature" in message \
                     or "record" in message.lower():
@@ -457,6 +485,9 @@ def main_guard(fn: Callable[[], int | None]) -> int:
     expected = tuple(expected)
     try:
         return fn() or 0
+    except preemption.RunInterrupted as e:
+        print(f"stopped: {e}", file=sys.stderr, flush=True)
+        return e.exit_code
     except expected as e:
         print(f"error: {e}", file=sys.stderr, flush=True)
         return 2
