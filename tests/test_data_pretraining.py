@@ -154,31 +154,36 @@ def _records(paths) -> list[bytes]:
 
 def test_cli_output_is_a_function_of_inputs_and_flags(tmp_path, data_dir):
     """Two runs of the binary (separate processes: different hash seeds, different
-    protobuf map orders) write the same bytes, with 1 and with 2 workers; and the records
-    are the same whatever the worker count (only their order and sharding differ)."""
+    protobuf map orders) write the same bytes, with 1 and with 2 workers, and 2 workers
+    write the same files as 1 (same --num_shards); other shard counts hold the same records."""
     with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), encoding="utf-8") as f:
         reviews = [line for line in (next(f).strip() for _ in range(400)) if line][:200]
     (tmp_path / "in.txt").write_text("\n\n".join(reviews) + "\n", encoding="utf-8")
     outputs = {}
-    for workers in (1, 2):
-        for run, hash_seed in (("a", "1"), ("b", "2")):
-            out = tmp_path / f"w{workers}{run}" / "data.tfrecord"
-            result = subprocess.run(
-                [sys.executable, "-m", "albert_tf.bin.create_pretraining_data",
-                 f"--input_file={tmp_path / 'in.txt'}", f"--output_file={out}",
-                 f"--spm_model_file={VOCAB}", "--max_seq_length=64",
-                 "--max_predictions_per_seq=10", "--dupe_factor=2", "--random_seed=3",
-                 f"--num_workers={workers}", "--progress=false"],
-                cwd=ROOT, capture_output=True, text=True, timeout=300,
-                env={**os.environ, "PYTHONHASHSEED": hash_seed})
-            assert result.returncode == 0, result.stderr[-2000:]
-            summary = json.loads(result.stdout[result.stdout.index("{"):])
-            assert summary["documents"] == 200 and summary["instances"] > 200
-            outputs[workers, run] = [open(p, "rb").read() for p in summary["outputs"]]
-        assert outputs[workers, "a"] == outputs[workers, "b"], f"{workers} worker(s)"
-    one = _records([str(tmp_path / "w1a" / "data.tfrecord")])
-    two = _records(sorted(str(p) for p in (tmp_path / "w2a").iterdir()))
-    assert len(one) == len(two) and sorted(one) == sorted(two)
+    for workers, run, hash_seed, shards in ((1, "a", "1", 3), (1, "b", "2", 3), (2, "a", "3", 3)):
+        out = tmp_path / f"w{workers}{run}" / "data.tfrecord"
+        result = subprocess.run(
+            [sys.executable, "-m", "albert_tf.bin.create_pretraining_data",
+             f"--input_file={tmp_path / 'in.txt'}", f"--output_file={out}",
+             f"--spm_model_file={VOCAB}", "--max_seq_length=64",
+             "--max_predictions_per_seq=10", "--dupe_factor=2", "--random_seed=3",
+             f"--num_workers={workers}", f"--num_shards={shards}", "--progress=false"],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        assert result.returncode == 0, result.stderr[-2000:]
+        summary = json.loads(result.stdout[result.stdout.index("{"):])
+        assert summary["documents"] == 200 and summary["instances"] > 200
+        assert summary["written_shards"] == summary["outputs"] and not summary["reused_shards"]
+        outputs[workers, run] = [open(p, "rb").read() for p in summary["outputs"]]
+    assert all(outputs[1, "a"]) and len(outputs[1, "a"]) == 3
+    for key in ((1, "b"), (2, "a")):
+        assert outputs[key] == outputs[1, "a"], key
+    config = pd.PretrainingConfig(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2,
+                                  random_seed=3)
+    one = pd.create_pretraining_data([str(tmp_path / "in.txt")], str(tmp_path / "one"), VOCAB,
+                                     config, progress=False)
+    assert sorted(_records(one["outputs"])) == \
+        sorted(_records(sorted(str(p) for p in (tmp_path / "w1a").glob("data*"))))
 
 
 def test_memory_is_bounded_by_buffers_not_corpus(tmp_path, data_dir):

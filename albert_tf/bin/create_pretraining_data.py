@@ -6,11 +6,21 @@
 
 Flags as the original ALBERT script, plus --num_workers / --num_shards (sharded output:
 OUTPUT-00000-of-0000N) and --summary_file. Streams: memory does not grow with corpus size.
+
+Deterministic: the files are a function of the input files' contents, the vocabulary and
+the flags; --num_workers only sets how many shards are written at once (but the default
+--num_shards is --num_workers: give --num_shards for files that do not depend on the
+machine). Restartable: each shard is written to a hidden partial file and renamed when
+complete, with a completion record (.NAME.done.json: records, sha256, inputs and flags);
+running the same command again after a crash or kill keeps the finished shards, rewrites
+the others and removes partial files; changed flags or inputs rewrite everything. The
+summary lists reused_shards, written_shards and invalidated_shards (with the reason).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 
 from absl import app, flags
 
@@ -36,9 +46,12 @@ def define_flags() -> None:
     flags.DEFINE_bool("favor_shorter_ngram", False, "Reverse the n-gram weights.")
     flags.DEFINE_bool("split_sentences", True, "Split lines into sentences (segments for SOP).")
     flags.DEFINE_bool("document_per_file", False, "Each input file is one document.")
-    flags.DEFINE_integer("num_workers", 1, "Worker processes (each writes its own shards).")
-    flags.DEFINE_integer("num_shards", None, "Output shards (default: num_workers).")
-    flags.DEFINE_integer("shuffle_buffer", 10000, "Instances held for shuffling before writing.")
+    flags.DEFINE_integer("num_workers", 1, "Worker processes, each writing one shard at a time "
+                         "(the output does not depend on it, only on --num_shards).")
+    flags.DEFINE_integer("num_shards", None, "Output shards, each a contiguous part of the "
+                         "input (default: num_workers); also the unit a rerun keeps.")
+    flags.DEFINE_integer("shuffle_buffer", 10000, "Instances held per shard being written, "
+                         "for shuffling before writing.")
     flags.DEFINE_string("summary_file", None, "Also write the JSON summary here.")
     flags.DEFINE_bool("progress", True, "Show a progress bar on stderr.")
 _REQUIRED = ["input_file", "output_file", "spm_model_file"]
@@ -49,7 +62,8 @@ def main(argv: list[str]) -> None:
     missing = [f"--{name}" for name in _REQUIRED if FLAGS[name].value is None]
     if missing:
         raise app.UsageError(f"required: {', '.join(missing)}")
-    from albert_tf.data.pretraining_data import PretrainingConfig, create_pretraining_data
+    from albert_tf.data.pretraining_data import (CreationError, PretrainingConfig,
+                                                 create_pretraining_data)
     from albert_tf.text.spm_training import VocabularyError
     config = PretrainingConfig(
         max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
@@ -61,9 +75,13 @@ def main(argv: list[str]) -> None:
     try:
         summary = create_pretraining_data(FLAGS.input_file, FLAGS.output_file, FLAGS.spm_model_file,
                                           config, num_workers=FLAGS.num_workers,
-                                          num_shards=FLAGS.num_shards, progress=FLAGS.progress)
+                                          num_shards=FLAGS.num_shards, progress=FLAGS.progress,
+                                          log=lambda line: print(line, file=sys.stderr, flush=True))
     except (VocabularyError, FileNotFoundError, ValueError) as e:
         raise app.UsageError(str(e))
+    except CreationError as e:
+        print(f"error: {e}", file=sys.stderr, flush=True)
+        raise SystemExit(1)
     text = json.dumps(summary, indent=1)
     print(text)
     if FLAGS.summary_file:

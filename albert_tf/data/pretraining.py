@@ -12,16 +12,24 @@ of ``input_context.get_per_replica_batch_size(batch_size)``.
 
 Files are checked before TensorFlow reads them: a missing file, a file whose TFRecord framing
 is broken (truncated, not a TFRecord) or whose first record does not have the expected
-features raises ``PretrainingDataError`` naming the file; empty shards are skipped (an error
-if every file is empty).
+features raises ``PretrainingDataError`` naming the file; so does a file whose size or record
+count differs from its completion record (``.NAME.done.json``, written by the creator), which
+catches a shard cut at a record boundary. Empty shards are skipped (an error if every file is
+empty); the creator's bookkeeping files (completion records, partial ``.NAME.tmp-PID`` files
+of a run in progress or killed) are never read as data, even when a glob matches them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 
 from albert_tf.backend import tf
+from albert_tf.data.pretraining_data import completion_record_path, is_bookkeeping_file
+
+RERUN = ("rerun albert-tf-create-pretraining-data with the same flags: it rewrites damaged "
+         "or unfinished shards")
 
 
 class PretrainingDataError(ValueError):
@@ -70,18 +78,19 @@ def check_tfrecord_framing(path: str, max_records: int | None = None) -> int:
             header = f.read(12)
             if len(header) < 12:
                 raise PretrainingDataError(
-                    f"corrupt TFRecord file {path}: truncated record header at byte {offset}")
+                    f"corrupt TFRecord file {path}: truncated record header at byte {offset}; "
+                    f"{RERUN}")
             length_bytes, (length_crc,) = header[:8], struct.unpack("<I", header[8:])
             if masked_crc32c(length_bytes) != length_crc:
                 raise PretrainingDataError(
                     f"corrupt TFRecord file {path}: bad record length checksum at byte "
-                    f"{offset} (not a TFRecord file, or damaged)")
+                    f"{offset} (not a TFRecord file, or damaged); {RERUN}")
             (length,) = struct.unpack("<Q", length_bytes)
             end = offset + 12 + length + 4
             if end > size:
                 raise PretrainingDataError(
                     f"corrupt TFRecord file {path}: record at byte {offset} needs {length} "
-                    f"bytes, file ends at {size} (truncated)")
+                    f"bytes, file ends at {size} (truncated); {RERUN}")
             f.seek(end)
             offset = end
             count += 1
@@ -141,10 +150,36 @@ def resolve_files(file_pattern: str | list[str]) -> list[str]:
         matches = sorted(tf.io.gfile.glob(pattern))
         if not matches:
             raise PretrainingDataError(f"pretraining data file not found: {pattern}")
+        data = [m for m in matches if not is_bookkeeping_file(m)]
+        if not data:
+            raise PretrainingDataError(
+                f"pretraining data file not found: {pattern} (it matches only bookkeeping "
+                f"files of albert-tf-create-pretraining-data: {', '.join(matches[:3])})")
+        matches = data
         files.extend(m for m in matches if m not in files)
     if not files:
         raise PretrainingDataError("no pretraining data files given")
     return files
+
+
+def check_completion_record(path: str, records: int) -> None:
+    """Compares ``path`` (``records`` records) with its completion record, if it has one."""
+    done = completion_record_path(path)
+    if not os.path.exists(done):
+        return
+    try:
+        with open(done, encoding="utf-8") as f:
+            expected = json.load(f)
+        expected_bytes, expected_records = int(expected["bytes"]), int(expected["records"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise PretrainingDataError(f"unreadable completion record {done} of {path}; {RERUN}"
+                                   ) from None
+    size = os.path.getsize(path)
+    if size != expected_bytes or records != expected_records:
+        raise PretrainingDataError(
+            f"pretraining data file {path} has {records} records ({size} bytes), its "
+            f"completion record {os.path.basename(done)} says {expected_records} "
+            f"({expected_bytes} bytes): truncated or replaced; {RERUN}")
 
 
 def validate_files(files: list[str], max_seq_length: int, max_predictions_per_seq: int
@@ -152,7 +187,9 @@ def validate_files(files: list[str], max_seq_length: int, max_predictions_per_se
     """The files holding records (empty shards are dropped); raises for bad ones."""
     nonempty = []
     for path in files:
-        if check_tfrecord_framing(path):
+        records = check_tfrecord_framing(path)
+        check_completion_record(path, records)
+        if records:
             check_first_record(path, max_seq_length, max_predictions_per_seq)
             nonempty.append(path)
     if not nonempty:

@@ -22,24 +22,50 @@ The algorithm follows ``create_pretraining_data.py`` of google-research/albert:
 Unlike the original, which holds the whole corpus and every instance in memory, documents
 are read one at a time and instances pass through a bounded shuffle buffer on their way to
 the TFRecord files; ``dupe_factor`` copies of each document (different target lengths, cut
-points and masks) are made right after tokenizing it. With ``num_workers > 1`` worker
-processes tokenize and write their own output shards, fed through bounded queues.
+points and masks) are made right after tokenizing it.
+
+Shards: a first, cheap reading pass (`plan_shards`, no tokenizing) splits the input into
+``num_shards`` contiguous runs of whole documents of about equal bytes; shard ``s`` holds
+the documents that start in the ``s``-th 1/``num_shards`` of the concatenated input files.
+Each shard is written on its own, by the process (with ``num_workers > 1``, one of the worker
+processes, which take shards one at a time from a queue) that reads just its part of the
+input (`_region_documents`, a seek to its first document), through its own shuffle buffer
+of ``shuffle_buffer`` instances.
 
 Determinism: each document's instances come from its own random stream, seeded by
-``random_seed`` and the document's index (`document_rng`), so the set of records is a
-function of the inputs and the flags, whatever ``num_workers``; their order and sharding
-(the shuffle buffers, one per worker) depend on ``num_workers`` too, and the files are
-byte-identical from run to run for a given ``num_workers`` and ``num_shards``
-(records are serialized with sorted feature keys).
+``random_seed`` and the document's index in the input (`document_rng`), and each shard's
+shuffle from one seeded by ``random_seed`` and the shard's index (`shuffle_rng`); records are
+serialized with sorted feature keys. So every output file is a function of the input files'
+contents, the vocabulary and the flags, byte for byte, whatever ``num_workers`` and whichever
+worker writes which shard (``num_shards`` counts; its default is ``num_workers``, so give it
+explicitly when the worker count may change). ``num_shards=1`` with any ``num_workers`` writes
+the same file as one process.
+
+Restarting: a shard is written to a hidden partial file (``.NAME.tmp-PID``), synced and
+renamed to its name only when complete, and then gets a completion record
+(``.NAME.done.json``: records, bytes, sha256, the per-shard statistics, and a fingerprint of
+the flags (not ``num_workers``), the inputs' and vocabulary's sha256, the data format and
+package version). A run first removes partial files left by a killed one and keeps every
+shard whose completion record has the current fingerprint and whose file still has the
+recorded size and sha256; it (re)writes the others (``invalidated_shards`` in the summary says
+why, e.g. which flag changed). Killing a run at any moment and running the same command
+again therefore gives exactly the files of an uninterrupted run; workers die with their
+parent (Linux), and a lock (``.OUTPUT.lock``) stops two runs writing one output. The reader
+(`albert_tf.data.pretraining`) skips the bookkeeping files and checks each shard against its
+completion record.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import glob as glob_lib
+import hashlib
 import json
 import math
 import os
 import random
+import re
 import string
 import sys
 import time
@@ -47,8 +73,7 @@ from typing import Iterator
 
 import numpy as np
 
-from albert_tf.data.documents import (ReadStats, iter_documents, resolve_inputs,
-                                      split_sentences, total_bytes)
+from albert_tf.data.documents import ReadStats, iter_documents, resolve_inputs, split_sentences
 
 
 @dataclasses.dataclass
@@ -318,21 +343,266 @@ def instance_to_example_bytes(inst: Instance, max_seq_length: int,
     return example.SerializeToString(deterministic=True)
 
 
+# ----------------------------------------------------------------------------------------
+# Shards: the plan, the files, their completion records
+
+DATA_FORMAT = 1    # bump whenever the same flags and inputs would give different records
+
+
+class CreationError(RuntimeError):
+    """Creation could not run or finish (another run holds the output, a worker failed)."""
+
+
 def shard_paths(output_file: str, num_shards: int) -> list[str]:
     if num_shards == 1:
         return [output_file]
     return [f"{output_file}-{i:05d}-of-{num_shards:05d}" for i in range(num_shards)]
 
 
-class ShardWriter:
-    """Writes serialized examples round-robin over its shards through a bounded shuffle
-    buffer (a full buffer emits a random element for each new one)."""
+def completion_record_path(path: str) -> str:
+    """The completion record of the finished shard ``path``: ``.<name>.done.json`` beside it
+    (hidden, and `is_bookkeeping_file`, so that the reader skips it in a glob)."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.done.json")
 
-    def __init__(self, paths: list[str], buffer_size: int, rng: random.Random):
+
+def _partial_path(path: str, what: str = "tmp") -> str:
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.{what}-{os.getpid()}")
+
+
+_BOOKKEEPING = re.compile(r"^\..+\.(done\.json|lock|tmp-\d+|done-tmp-\d+)$")
+
+
+def is_bookkeeping_file(path: str) -> bool:
+    """A completion record, lock or partial (being written, or left by a killed run) file of
+    `create_pretraining_data`: never pretraining data."""
+    return bool(_BOOKKEEPING.match(os.path.basename(path)))
+
+
+@dataclasses.dataclass
+class ShardPlan:
+    """Shard ``index`` holds the documents ``first_document ..`` ``+ documents - 1``: those
+    starting in its 1/num_shards of the concatenated input's bytes (``start``/``end``: byte
+    positions of its first document and after its last one)."""
+    index: int
+    path: str
+    first_document: int = 0
+    documents: int = 0
+    start: int = 0
+    end: int = 0
+
+
+def plan_shards(files: list[str], paths: list[str], document_per_file: bool,
+                read: ReadStats) -> list[ShardPlan]:
+    """One reading pass (no tokenizing): contiguous document ranges of about equal bytes, and
+    the read statistics. Memory: one `ShardPlan` per shard."""
+    total = max(sum(os.path.getsize(f) for f in files), 1)
+    plans = [ShardPlan(s, p) for s, p in enumerate(paths)]
+    previous_end = 0
+    for k, _ in enumerate(iter_documents(files, read, document_per_file=document_per_file)):
+        plan = plans[min(len(paths) - 1, previous_end * len(paths) // total)]
+        if plan.documents == 0:
+            plan.first_document, plan.start = k, previous_end
+        plan.documents += 1
+        previous_end = plan.end = read.bytes_read
+    return plans
+
+
+def _region_documents(files: list[str], sizes: list[int], plan: ShardPlan,
+                      document_per_file: bool) -> Iterator[tuple[list[str], int]]:
+    """The shard's documents, exactly as `iter_documents` yields them, read from the byte
+    position ``plan.start`` on; with the bytes consumed so far."""
+    if plan.documents == 0:
+        return
+    first, offset = len(files), 0
+    position = plan.start
+    for i, size in enumerate(sizes):
+        if position < size:
+            first, offset = i, position
+            break
+        position -= size
+    n = consumed = 0
+    for i in range(first, len(files)):
+        lines: list[str] = []
+        with open(files[i], "rb") as f:
+            if i == first:
+                f.seek(offset)
+            for raw in f:
+                consumed += len(raw)
+                try:
+                    line = raw.decode("utf-8").strip()
+                except UnicodeDecodeError:
+                    continue
+                if line:
+                    lines.append(line)
+                    continue
+                if lines and not document_per_file:
+                    yield lines, consumed
+                    n += 1
+                    if n == plan.documents:
+                        return
+                    lines = []
+        if lines:
+            yield lines, consumed
+            n += 1
+            if n == plan.documents:
+                return
+    raise CreationError(f"the input files changed while reading them: shard {plan.index} "
+                        f"expected {plan.documents} documents, found {n}")
+
+
+def _sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    buffer = bytearray(1 << 16)          # memory does not depend on the file's size
+    view = memoryview(buffer)
+    with open(path, "rb") as f:
+        while n := f.readinto(buffer):
+            h.update(view[:n])
+    return h.hexdigest()
+
+
+def creation_fingerprint(files: list[str], spm_model_file: str, cfg: PretrainingConfig,
+                         num_shards: int) -> dict:
+    """What the records depend on: the flags (not ``num_workers``), the input files' and the
+    vocabulary's contents (not their paths or times), the data format and package version."""
+    from albert_tf import __version__
+    return {
+        "format": DATA_FORMAT, "albert_tf": __version__,
+        "flags": {**dataclasses.asdict(cfg), "num_shards": num_shards},
+        "inputs": [{"path": os.path.abspath(f), "bytes": os.path.getsize(f),
+                    "sha256": _sha256_file(f)} for f in files],
+        "vocabulary": {"path": os.path.abspath(spm_model_file),
+                       "sha256": _sha256_file(spm_model_file)},
+    }
+
+
+def fingerprint_key(fp: dict) -> str:
+    key = {"format": fp["format"], "albert_tf": fp["albert_tf"], "flags": fp["flags"],
+           "inputs": [[i["bytes"], i["sha256"]] for i in fp["inputs"]],
+           "vocabulary": fp["vocabulary"]["sha256"]}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def _what_changed(old: dict, new: dict) -> str:
+    changes = []
+    old_flags, new_flags = old.get("flags") or {}, new["flags"]
+    for k in sorted(set(old_flags) | set(new_flags)):
+        if old_flags.get(k) != new_flags.get(k):
+            changes.append(f"--{k} {old_flags.get(k)!r} -> {new_flags.get(k)!r}")
+    if [(i.get("bytes"), i.get("sha256")) for i in old.get("inputs") or []] != \
+            [(i["bytes"], i["sha256"]) for i in new["inputs"]]:
+        changes.append("the input files changed")
+    if (old.get("vocabulary") or {}).get("sha256") != new["vocabulary"]["sha256"]:
+        changes.append("the vocabulary changed")
+    for k in ("format", "albert_tf"):
+        if old.get(k) != new[k]:
+            changes.append(f"{'data format' if k == 'format' else k} {old.get(k)} -> {new[k]}")
+    return "made with other flags or inputs: " + "; ".join(changes or ["unknown difference"])
+
+
+def _read_json(path: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _check_finished(plan: ShardPlan, fp: dict, key: str) -> tuple[dict | None, str]:
+    """``(completion record, "")`` for a finished shard that can be kept; else ``(None,
+    why it is rewritten)``, the reason empty when there was nothing to rewrite."""
+    done = completion_record_path(plan.path)
+    exists = os.path.exists(plan.path)
+    if not os.path.exists(done):
+        return None, ("no completion record (an interrupted run, or an older tool)"
+                      if exists else "")
+    record = _read_json(done)
+    if not isinstance(record, dict) or "key" not in record:
+        return None, "unreadable completion record"
+    if record["key"] != key:
+        return None, _what_changed(record.get("fingerprint") or {}, fp)
+    if not exists:
+        return None, "the shard file is missing"
+    size = os.path.getsize(plan.path)
+    if size != record.get("bytes"):
+        return None, (f"the file has {size} bytes, its completion record says "
+                      f"{record.get('bytes')} (truncated or replaced)")
+    if _sha256_file(plan.path) != record.get("sha256"):
+        return None, "the file's contents differ from its completion record (sha256)"
+    return record, ""
+
+
+def _write_json_atomic(path: str, data: dict) -> None:
+    directory, name = os.path.split(path)          # .<shard>.done.json
+    tmp = os.path.join(directory, f"{name.removesuffix('.json')}-tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _remove_partial_files(paths: list[str]) -> list[str]:
+    """Partial files of a killed run (``.<shard>.tmp-<pid>``)."""
+    removed = []
+    for path in paths:
+        directory, name = os.path.split(path)
+        for p in sorted(glob_lib.glob(os.path.join(directory or ".",
+                                                  f".{glob_lib.escape(name)}.*tmp-*"))):
+            if is_bookkeeping_file(p):
+                try:
+                    os.remove(p)
+                    removed.append(p)
+                except FileNotFoundError:
+                    pass
+    return removed
+
+
+def _stale_outputs(output_file: str, paths: list[str]) -> list[str]:
+    """Shards of this output with another ``--num_shards`` (a glob would read them too)."""
+    candidates = glob_lib.glob(glob_lib.escape(output_file) + "-[0-9]*-of-[0-9]*")
+    if len(paths) > 1 and os.path.exists(output_file):
+        candidates.append(output_file)
+    return sorted(p for p in candidates if p not in paths and not is_bookkeeping_file(p))
+
+
+@contextlib.contextmanager
+def _output_lock(output_file: str):
+    directory, name = os.path.split(os.path.abspath(output_file))
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f".{name}.lock")
+    with open(path, "a") as f:
+        try:
+            import fcntl
+        except ImportError:        # not POSIX: no lock
+            yield
+            return
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise CreationError(f"another albert-tf-create-pretraining-data is writing "
+                                f"{output_file} (it holds {path})") from None
+        yield
+
+
+def shuffle_rng(seed: int, shard: int) -> random.Random:
+    """The shuffle buffer's random stream of shard ``shard``."""
+    return random.Random(f"albert-pretraining-shuffle:{seed}:{shard}")
+
+
+class ShardWriter:
+    """Writes one shard through a bounded shuffle buffer (a full buffer emits a random
+    element for each new one) into a partial file ``.<name>.tmp-<pid>`` beside it;
+    `finish` renames that to the shard's name."""
+
+    def __init__(self, path: str, buffer_size: int, rng: random.Random):
         from albert_tf.backend import tf
-        for p in paths:
-            os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
-        self.writers = [tf.io.TFRecordWriter(p) for p in paths]
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.path = path
+        self.tmp = _partial_path(path)
+        self.writer = tf.io.TFRecordWriter(self.tmp)
         self.buffer: list[bytes] = []
         self.size = max(1, buffer_size)
         self.rng = rng
@@ -347,16 +617,59 @@ class ShardWriter:
         self._write(record)
 
     def _write(self, record: bytes) -> None:
-        self.writers[self.count % len(self.writers)].write(record)
+        self.writer.write(record)
         self.count += 1
 
-    def close(self) -> None:
+    def close(self) -> dict:
+        """Flushes the buffer and closes the partial file (synced to disk); its facts."""
         self.rng.shuffle(self.buffer)
         for r in self.buffer:
             self._write(r)
         self.buffer = []
-        for w in self.writers:
-            w.close()
+        self.writer.close()
+        with open(self.tmp, "rb") as f:
+            os.fsync(f.fileno())
+        return {"records": self.count, "bytes": os.path.getsize(self.tmp),
+                "sha256": _sha256_file(self.tmp)}
+
+    def abort(self) -> None:
+        try:
+            self.writer.close()
+        finally:
+            if os.path.exists(self.tmp):
+                os.remove(self.tmp)
+
+
+def write_shard(plan: ShardPlan, files: list[str], sizes: list[int], maker: InstanceMaker,
+                fp: dict, key: str, report=None) -> dict:
+    """Writes shard ``plan`` (a partial file renamed when complete, then its completion
+    record); returns the completion record. ``report(bytes consumed, instances)`` is called
+    now and then."""
+    cfg = maker.cfg
+    maker.stats = CreationStats()
+    writer = ShardWriter(plan.path, cfg.shuffle_buffer, shuffle_rng(cfg.random_seed, plan.index))
+    try:
+        for k, (doc, consumed) in enumerate(_region_documents(files, sizes, plan,
+                                                              cfg.document_per_file)):
+            for inst in maker.instances(doc, plan.first_document + k):
+                writer.add(instance_to_example_bytes(inst, cfg.max_seq_length,
+                                                     cfg.max_predictions_per_seq))
+            if report is not None and k % 16 == 15:
+                report(consumed, maker.stats.instances)
+        info = writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    record = {"format": DATA_FORMAT, "shard": plan.index, "num_shards": fp["flags"]["num_shards"],
+              "file": os.path.basename(plan.path), **info,
+              "documents": {"first": plan.first_document, "count": plan.documents},
+              "stats": dataclasses.asdict(maker.stats), "key": key, "fingerprint": fp}
+    done = completion_record_path(plan.path)
+    if os.path.exists(done):       # never a stale record next to the new file
+        os.remove(done)
+    os.replace(writer.tmp, plan.path)
+    _write_json_atomic(done, record)
+    return record
 
 
 # ----------------------------------------------------------------------------------------
@@ -370,6 +683,8 @@ class Summary:
     outputs: list[str]
     seconds: float
     input_mb: float
+    processed_mb: float = 0.0
+    shards: dict = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict:
         c = self.created
@@ -379,7 +694,7 @@ class Summary:
             "input_files": self.read.files,
             "input_mb": round(self.input_mb, 2),
             "seconds": round(self.seconds, 1),
-            "mb_per_second": round(self.input_mb / max(self.seconds, 1e-9), 3),
+            "mb_per_second": round(self.processed_mb / max(self.seconds, 1e-9), 3),
             "documents": self.read.documents,
             "instances": c.instances,
             "skipped": {
@@ -395,6 +710,7 @@ class Summary:
             "tokens": c.tokens,
             "truncated_tokens": c.truncated_tokens,
             "outputs": self.outputs,
+            **self.shards,
         }
 
 
@@ -431,21 +747,6 @@ class Progress:
             self.stream.flush()
 
 
-def _doc_batches(files, cfg: PretrainingConfig, stats: ReadStats,
-                 batch_docs: int) -> Iterator[list[list[str]]]:
-    batch = []
-    for doc in iter_documents(files, stats, document_per_file=cfg.document_per_file):
-        batch.append(doc)
-        if len(batch) >= batch_docs:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _worker_seed(seed: int, worker: int) -> int:
-    return seed * 1_000_003 + worker
-
 
 def document_rng(seed: int, doc_index: int) -> random.Random:
     """The random stream of document ``doc_index``: a string seed (hashed with SHA-512 by
@@ -454,143 +755,209 @@ def document_rng(seed: int, doc_index: int) -> random.Random:
     return random.Random(f"albert-pretraining-data:{seed}:{doc_index}")
 
 
-def _worker_main(worker, num_workers, spm_model_file, cfg_dict, paths, queue, result_queue):
-    """Worker process: tokenizes the document batches it receives, writes its shards."""
+def _die_with_parent(parent_pid: int) -> None:
+    """A worker ends when the parent is killed (Linux: PR_SET_PDEATHSIG), so that no orphan
+    goes on writing next to the rerun."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _worker_main(worker, parent_pid, spm_model_file, cfg_dict, files, sizes, fp, key,
+                 tasks, results):
+    """Worker process: writes whole shards, taken one at a time from ``tasks``."""
+    _die_with_parent(parent_pid)
     try:
         from albert_tf.text.tokenizer import AlbertTokenizer
         cfg = PretrainingConfig(**cfg_dict)
         tok = AlbertTokenizer(spm_model_file, do_lower_case=cfg.do_lower_case)
         maker = InstanceMaker(tok, cfg, cfg.random_seed)
-        writer = ShardWriter(paths, cfg.shuffle_buffer // num_workers or 1,
-                             random.Random(_worker_seed(cfg.random_seed, worker) + 7))
         while True:
-            item = queue.get()
+            item = tasks.get()
             if item is None:
                 break
-            first, docs = item
-            for k, doc in enumerate(docs):
-                for inst in maker.instances(doc, first + k):
-                    writer.add(instance_to_example_bytes(inst, cfg.max_seq_length,
-                                                         cfg.max_predictions_per_seq))
-            result_queue.put(("progress", worker, maker.stats.instances))
-        writer.close()
-        result_queue.put(("done", worker, dataclasses.asdict(maker.stats)))
+            plan = ShardPlan(**item)
+
+            def report(consumed, instances, shard=plan.index):
+                if os.getppid() != parent_pid:
+                    os._exit(1)
+                results.put(("progress", worker, (shard, consumed, instances)))
+
+            results.put(("done", worker, write_shard(plan, files, sizes, maker, fp, key,
+                                                     report)))
+        results.put(("exit", worker, None))
     except BaseException as e:  # reported to the parent, which fails loudly
-        result_queue.put(("error", worker, f"{type(e).__name__}: {e}"))
+        results.put(("error", worker, f"{type(e).__name__}: {e}"))
+
+
+def _stats_of(record: dict) -> CreationStats:
+    stats = CreationStats(**record["stats"])
+    stats.span_lengths = {int(k): v for k, v in stats.span_lengths.items()}
+    return stats
 
 
 def create_pretraining_data(input_files, output_file: str, spm_model_file: str,
                             config: PretrainingConfig | None = None, num_workers: int = 1,
                             num_shards: int | None = None, progress: bool = True,
-                            batch_docs: int = 64) -> dict:
-    """Reads ``input_files`` (paths/globs), writes TFRecord shards; returns the summary."""
+                            batch_docs: int = 64, log=None) -> dict:
+    """Reads ``input_files`` (paths/globs), writes TFRecord shards; returns the summary.
+
+    Finished shards of an earlier run with the same inputs and flags are kept; the others
+    are (re)written. ``log(line)`` gets a line about what was kept and why not.
+    ``batch_docs`` is unused (kept for compatibility)."""
+    del batch_docs
     from albert_tf.text.tokenizer import AlbertTokenizer
     cfg = config or PretrainingConfig()
     cfg.validate()
     files = resolve_inputs(input_files)
     AlbertTokenizer(spm_model_file, cfg.do_lower_case)   # fail fast on a bad vocabulary
     num_workers = max(1, int(num_workers))
-    num_shards = max(num_workers, int(num_shards or num_workers))
+    num_shards = int(num_shards or num_workers)
+    if num_shards < 1:
+        raise ValueError(f"num_shards must be >= 1, got {num_shards}")
     paths = shard_paths(output_file, num_shards)
-    read = ReadStats()
-    created = CreationStats()
-    bar = Progress(total_bytes(files), stream=sys.stderr if progress else None)
     start = time.time()
-    if num_workers == 1:
-        tok = AlbertTokenizer(spm_model_file, cfg.do_lower_case)
-        maker = InstanceMaker(tok, cfg, cfg.random_seed)
-        writer = ShardWriter(paths, cfg.shuffle_buffer, random.Random(_worker_seed(cfg.random_seed, 0) + 7))
-        for j, batch in enumerate(_doc_batches(files, cfg, read, batch_docs)):
-            for k, doc in enumerate(batch):
-                for inst in maker.instances(doc, j * batch_docs + k):
-                    writer.add(instance_to_example_bytes(inst, cfg.max_seq_length,
-                                                         cfg.max_predictions_per_seq))
-            bar.update(read.bytes_read, maker.stats.instances)
-        writer.close()
-        created = maker.stats
-    else:
-        created = _run_workers(files, spm_model_file, cfg, num_workers, paths, read, bar,
-                               batch_docs)
+    with _output_lock(output_file):
+        removed = _remove_partial_files(paths)
+        read = ReadStats()
+        sizes = [os.path.getsize(f) for f in files]
+        plans = plan_shards(files, paths, cfg.document_per_file, read)
+        fp = creation_fingerprint(files, spm_model_file, cfg, num_shards)
+        key = fingerprint_key(fp)
+        records: dict[int, dict] = {}
+        invalidated: dict[str, str] = {}
+        for plan in plans:
+            record, reason = _check_finished(plan, fp, key)
+            if record is not None:
+                records[plan.index] = record
+            elif reason:
+                invalidated[plan.path] = reason
+        reused = [p.path for p in plans if p.index in records]
+        todo = [p for p in plans if p.index not in records]
+        stale = _stale_outputs(output_file, paths)
+        if log is not None:
+            if reused or invalidated or removed:
+                log(f"kept {len(reused)} finished shard(s) of {num_shards}; writing "
+                    f"{len(todo)}" + (f"; rewriting {len(invalidated)}: "
+                                      + next(iter(invalidated.values())) if invalidated else "")
+                    + (f"; removed {len(removed)} partial file(s)" if removed else ""))
+            if stale:
+                log(f"warning: {len(stale)} file(s) from a run with another --num_shards "
+                    f"(a glob would read them too): {', '.join(stale[:3])}"
+                    + (" ..." if len(stale) > 3 else ""))
+        bar = Progress(read.bytes_read, stream=sys.stderr if progress else None)
+        done_bytes = sum(p.end - p.start for p in plans if p.index in records)
+        workers = min(num_workers, len(todo))
+        if workers <= 1:
+            maker = InstanceMaker(AlbertTokenizer(spm_model_file, cfg.do_lower_case), cfg,
+                                  cfg.random_seed)
+            instances = sum(r["stats"]["instances"] for r in records.values())
+            for plan in todo:
+                def report(consumed, made):
+                    bar.update(done_bytes + consumed, instances + made)
+                records[plan.index] = write_shard(plan, files, sizes, maker, fp, key, report)
+                done_bytes += plan.end - plan.start
+                instances += records[plan.index]["stats"]["instances"]
+                bar.update(done_bytes, instances)
+        else:
+            _run_workers(files, sizes, spm_model_file, cfg, workers, todo, records, fp, key,
+                         paths, bar, done_bytes)
+    created = CreationStats()
+    for s in sorted(records):
+        created.merge(_stats_of(records[s]))
     bar.update(read.bytes_read, created.instances, force=True)
     bar.close()
-    summary = Summary(read, created, paths, time.time() - start, read.bytes_read / 1e6)
+    shards = {"num_shards": num_shards, "reused_shards": reused,
+              "written_shards": [p.path for p in todo], "invalidated_shards": invalidated,
+              "removed_partial_files": removed, "stale_outputs": stale}
+    summary = Summary(read, created, paths, time.time() - start, read.bytes_read / 1e6,
+                      sum(p.end - p.start for p in todo) / 1e6, shards)
     return summary.as_dict()
 
 
-def _run_workers(files, spm_model_file, cfg, num_workers, paths, read, bar, batch_docs):
+def _run_workers(files, sizes, spm_model_file, cfg, num_workers, todo, records, fp, key,
+                 paths, bar, done_bytes):
+    """Worker processes take the shards to write from one queue, one shard at a time (a
+    shard's records do not depend on which worker writes it)."""
     import multiprocessing as mp
+    import queue as queue_lib
     ctx = mp.get_context("spawn")
-    queues = [ctx.Queue(maxsize=4) for _ in range(num_workers)]
-    results = ctx.Queue()
+    tasks, results = ctx.Queue(), ctx.Queue()
+    for plan in todo:
+        tasks.put(dataclasses.asdict(plan))
+    for _ in range(num_workers):
+        tasks.put(None)
+    by_index = {p.index: p for p in todo}
     procs = []
     for w in range(num_workers):
-        own = paths[w::num_workers]
         p = ctx.Process(target=_worker_main, daemon=True,
-                        args=(w, num_workers, spm_model_file, dataclasses.asdict(cfg), own,
-                              queues[w], results))
+                        args=(w, os.getpid(), spm_model_file, dataclasses.asdict(cfg), files,
+                              sizes, fp, key, tasks, results))
         p.start()
         procs.append(p)
-    progress = [0] * num_workers
-    created = CreationStats()
-    done = 0
-    errors = []
+    in_flight: dict[int, tuple[int, int]] = {}
+    instances = sum(r["stats"]["instances"] for r in records.values())
+    exited: set[int] = set()
+    errors: list[str] = []
+    finished = 0
 
-    def drain(block: bool):
-        nonlocal done
-        import queue as queue_lib
-        while True:
-            try:
-                kind, w, payload = results.get(block=block, timeout=0.5 if block else None)
-            except queue_lib.Empty:
-                return
-            if kind == "progress":
-                progress[w] = payload
-            elif kind == "done":
-                stats = CreationStats(**payload)
-                stats.span_lengths = {int(k): v for k, v in stats.span_lengths.items()}
-                created.merge(stats)
-                done += 1
-            else:
-                errors.append(f"worker {w}: {payload}")
-            block = False
+    def handle(kind, w, payload):
+        nonlocal finished, done_bytes, instances
+        if kind == "progress":
+            in_flight[payload[0]] = payload[1:]
+        elif kind == "done":
+            records[payload["shard"]] = payload
+            in_flight.pop(payload["shard"], None)
+            plan = by_index[payload["shard"]]
+            done_bytes += plan.end - plan.start
+            instances += payload["stats"]["instances"]
+            finished += 1
+        elif kind == "exit":
+            exited.add(w)
+        else:
+            errors.append(f"worker {w}: {payload}")
 
     try:
-        for j, batch in enumerate(_doc_batches(files, cfg, read, batch_docs)):
-            q = queues[j % num_workers]
-            while True:
-                try:
-                    q.put((j * batch_docs, batch), timeout=0.5)
-                    break
-                except Exception:
-                    drain(False)
-                    if errors or not procs[j % num_workers].is_alive():
-                        raise RuntimeError("pretraining-data worker failed: "
-                                           + "; ".join(errors or ["died"]))
-            drain(False)
-            if errors:
-                raise RuntimeError("pretraining-data worker failed: " + "; ".join(errors))
-            bar.update(read.bytes_read, sum(progress))
-        for q in queues:
-            q.put(None)
-        while done < num_workers and not errors:
-            drain(True)
-            if any(not p.is_alive() for p in procs) and done < num_workers:
-                drain(False)
-                if done < num_workers and all(not p.is_alive() for p in procs):
-                    break
-        if errors or done < num_workers:
-            raise RuntimeError("pretraining-data worker failed: " + "; ".join(errors or ["died"]))
-    finally:
+        while finished < len(todo) and not errors:
+            try:
+                handle(*results.get(timeout=0.5))
+            except queue_lib.Empty:
+                dead = [w for w, p in enumerate(procs) if not p.is_alive() and w not in exited]
+                if dead:
+                    try:
+                        while True:
+                            handle(*results.get_nowait())
+                    except queue_lib.Empty:
+                        pass
+                    for w in dead:
+                        if w not in exited and not errors:
+                            errors.append(f"worker {w} died (exit code {procs[w].exitcode})")
+            bar.update(done_bytes + sum(c for c, _ in in_flight.values()),
+                       instances + sum(i for _, i in in_flight.values()))
+        if errors:
+            raise CreationError("pretraining-data worker failed: " + "; ".join(errors))
+    except BaseException:
+        for p in procs:
+            p.terminate()
         for p in procs:
             p.join(timeout=30)
-            if p.is_alive():
-                p.terminate()
-    return created
+        _remove_partial_files(paths)
+        raise
+    for p in procs:
+        p.join(timeout=30)
+        if p.is_alive():
+            p.terminate()
 
 
 def summary_json(summary: dict) -> str:
     return json.dumps(summary, indent=1)
 
 
-__all__ = ["Instance", "InstanceMaker", "PretrainingConfig", "create_pretraining_data",
-           "instance_to_example_bytes", "is_start_piece", "shard_paths"]
+__all__ = ["CreationError", "Instance", "InstanceMaker", "PretrainingConfig", "ShardPlan",
+           "completion_record_path", "create_pretraining_data", "instance_to_example_bytes",
+           "is_bookkeeping_file", "is_start_piece", "plan_shards", "shard_paths"]
