@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from typing import Any, Mapping
 
@@ -150,9 +151,11 @@ class AlbertConfig:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be a positive integer, got {getattr(self, name)}.")
-        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ConfigError(f"{name}: must be in [0, 1), got {getattr(self, name)}.")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob",
+                     "classifier_dropout_prob"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value < 1.0:
+                raise ConfigError(f"{name}: must be in [0, 1), got {value}.")
         if self.attention_head_size is not None and self.attention_head_size <= 0:
             raise ConfigError(f"attention_head_size: must be a positive integer or null, got "
                               f"{self.attention_head_size}.")
@@ -171,8 +174,10 @@ class AlbertConfig:
         if self.hidden_act not in ACTIVATIONS:
             raise ConfigError(f"hidden_act: unknown activation {self.hidden_act!r}; "
                               f"use one of {sorted(ACTIVATIONS)}.")
-        if self.initializer_range <= 0 or self.layer_norm_eps <= 0:
-            raise ConfigError("initializer_range and layer_norm_eps must be positive.")
+        for name in ("initializer_range", "layer_norm_eps"):
+            if not 0 < getattr(self, name) < math.inf:   # also NaN (JSON allows NaN)
+                raise ConfigError(f"{name}: must be a positive finite number, got "
+                                  f"{getattr(self, name)}.")
 
     # ------------------------------------------------------------------- derived
     @property
@@ -197,7 +202,7 @@ class AlbertConfig:
         if not isinstance(values, Mapping):
             raise ConfigError(f"a config must be a JSON object, got {type(values).__name__}.")
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
+        unknown = sorted(str(k) for k in set(values) - known)
         if unknown:
             hint = ""
             if "model_type" in values or "architectures" in values:
@@ -217,8 +222,8 @@ class AlbertConfig:
         with open(path, encoding="utf-8") as f:
             try:
                 values = json.load(f)
-            except json.JSONDecodeError as e:
-                raise ConfigError(f"{path}: not valid JSON ({e}).") from e
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+                raise ConfigError(f"{path}: not valid JSON ({e}).") from None
         try:
             return cls.from_dict(values)
         except ConfigError as e:

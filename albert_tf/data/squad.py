@@ -34,6 +34,10 @@ class SquadError(ValueError):
     """An unreadable SQuAD file."""
 
 
+_KIND_NAMES = {str: "a string", int: "an integer", bool: "a boolean (true/false)", list: "a list",
+               (list, type(None)): "a list", (str, int): "a string or an integer"}
+
+
 @dataclasses.dataclass
 class SquadExample:
     qas_id: str
@@ -68,33 +72,52 @@ def read_squad_examples(source, is_training: bool, skipped: dict | None = None
         data = source
     else:
         try:
-            with open(source, encoding="utf-8") as f:
+            # utf-8-sig: a byte-order mark before the JSON is not an error
+            with open(source, encoding="utf-8-sig") as f:
                 data = json.load(f)
         except FileNotFoundError:
             raise SquadError(f"SQuAD file not found: {source}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
             raise SquadError(f"{source} is not SQuAD JSON: {e}") from None
+    name = source if not isinstance(source, dict) else "input"
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        raise SquadError(f"{source if not isinstance(source, dict) else 'input'}: expected "
+        raise SquadError(f"{name}: expected "
                          "{'data': [{'paragraphs': [...]}]}")
+
+    def get(obj, key, kind, where, default=None):
+        """``obj[key]`` checked to be ``kind`` (``default`` when absent and not None)."""
+        if not isinstance(obj, dict):
+            raise SquadError(f"{name}: {where} must be a JSON object, got {obj!r:.80}")
+        if key not in obj and default is not None:
+            return default
+        value = obj.get(key)
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            raise SquadError(f"{name}: {where}.{key} must be {_KIND_NAMES[kind]}, got "
+                             f"{value!r:.80}")
+        return value
+
     out: list[SquadExample] = []
     bad = 0
-    for article in data["data"]:
-        for para in article.get("paragraphs", []):
-            context = para["context"]
-            for qa in para.get("qas", []):
-                impossible = bool(qa.get("is_impossible", False))
-                answers = qa.get("answers", []) or []
-                texts = [a["text"] for a in answers]
-                ex = SquadExample(str(qa["id"]), qa["question"], context,
+    for i, article in enumerate(data["data"]):
+        for j, para in enumerate(get(article, "paragraphs", list, f"data[{i}]", [])):
+            where = f"data[{i}].paragraphs[{j}]"
+            context = get(para, "context", str, where)
+            for k, qa in enumerate(get(para, "qas", list, where, [])):
+                at = f"{where}.qas[{k}]"
+                impossible = get(qa, "is_impossible", bool, at, False)
+                answers = get(qa, "answers", (list, type(None)), at, []) or []
+                texts = [get(a, "text", str, f"{at}.answers[{n}]") for n, a in enumerate(answers)]
+                qas_id = get(qa, "id", (str, int), at)
+                ex = SquadExample(str(qas_id), get(qa, "question", str, at), context,
                                   is_impossible=impossible, answers=texts)
                 if is_training and not impossible:
                     if not answers:
                         bad += 1
                         continue
                     a = answers[0]
-                    start = int(a["answer_start"])
-                    if context[start:start + len(a["text"])] != a["text"]:
+                    start = get(a, "answer_start", int, f"{at}.answers[0]")
+                    if (start < 0 or not a["text"]
+                            or context[start:start + len(a["text"])] != a["text"]):
                         bad += 1
                         continue
                     ex.answer_text, ex.start_char = a["text"], start

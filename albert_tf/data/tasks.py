@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import logging
+import math
 import os
 import socket
 import sys
@@ -141,12 +142,20 @@ def glue_task_key(name: str) -> str | None:
 
 def _read_rows(path: str, delimiter: str) -> list[list[str]]:
     csv.field_size_limit(sys.maxsize)
-    with open(path, encoding="utf-8", errors="strict", newline="") as f:
+    # utf-8-sig: a byte-order mark (Excel, Notepad) is not part of the first header name.
+    with open(path, encoding="utf-8-sig", errors="strict", newline="") as f:
         try:
             if delimiter == "\t":
                 # GLUE TSVs use no quoting at all (quotes are part of the text).
                 return [line.rstrip("\r\n").split("\t") for line in f if line.strip()]
-            return [row for row in csv.reader(f, delimiter=delimiter) if row]
+            # strict: an unterminated quote is an error, not the rest of the file in one field
+            reader = csv.reader(f, delimiter=delimiter, strict=True)
+            try:
+                return [row for row in reader if row]
+            except csv.Error as e:
+                raise TaskDataError(f"{path}:{reader.line_num}: malformed CSV ({e}); quote "
+                                    "fields with the delimiter, quotes or newlines as "
+                                    "\"...\" and double inner quotes") from None
         except UnicodeDecodeError as e:
             raise TaskDataError(f"{path} is not UTF-8 text: {e}") from None
 
@@ -197,6 +206,8 @@ def read_examples(path: str, text_columns: Sequence[str | int], label_column: st
                 try:
                     label = float(raw)
                 except ValueError:
+                    label = math.nan
+                if not math.isfinite(label):   # "nan"/"inf" scores are malformed too
                     bad += 1
                     continue
             else:
@@ -214,7 +225,7 @@ def read_examples(path: str, text_columns: Sequence[str | int], label_column: st
 
 def _glue_file(spec: _GlueSpec, path: str, skipped: dict, labeled: bool | None = None):
     """Reads one GLUE split by header names, else by the standard positions."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
         first = f.readline().rstrip("\r\n").split("\t")
     names = [c.strip() for c in first]
     if all(c in names for c in spec.text_columns):
@@ -330,7 +341,7 @@ def load_tsv_task(train_file: str, dev_file: str | None = None, test_file: str |
             continue
         label = label_column
         if path is test_file and has_header and isinstance(label_column, str):
-            with open(path, encoding="utf-8", errors="replace") as f:
+            with open(path, encoding="utf-8-sig", errors="replace") as f:
                 header = next(csv.reader([f.readline()], delimiter=_delimiter_for(path, delimiter)), [])
             if label_column not in [h.strip() for h in header]:
                 label = None

@@ -212,9 +212,11 @@ def resolve_data_dir(config: PipelineConfig, flag: str = "--data_dir",
 def load_pipeline_config(experiment: str, overrides: list[str] = ()) -> PipelineConfig:
     """``experiment`` is a YAML path or a name in official_configs/experiments/; the
     result is validated (`validate`)."""
-    config = override_params(PipelineConfig(), load_yaml_file(resolve_config_file(experiment)))
+    # keep_text: a string field gets the text as written (``name: on`` stays "on").
+    config = override_params(PipelineConfig(), load_yaml_file(resolve_config_file(experiment),
+                                                              keep_text=True))
     for text in overrides:
-        override_params(config, parse_params_override(text))
+        override_params(config, parse_params_override(text, keep_text=True))
     validate(config)
     return config
 

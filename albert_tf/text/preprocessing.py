@@ -18,6 +18,7 @@ only context-dependent rule of ``str.lower`` (Greek final sigma) is applied sepa
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import unicodedata
 
@@ -26,6 +27,20 @@ SPIECE_UNDERLINE = "\u2581"
 # Special pieces, with the ids of the original ALBERT vocabulary (30k-clean.model).
 PAD_PIECE, UNK_PIECE, CLS_PIECE, SEP_PIECE, MASK_PIECE = "<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"
 SPECIAL_IDS = {PAD_PIECE: 0, UNK_PIECE: 1, CLS_PIECE: 2, SEP_PIECE: 3, MASK_PIECE: 4}
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def to_text(text: str | bytes) -> str:
+    """``text`` as a ``str`` that has a UTF-8 form: bytes are decoded as UTF-8 with every
+    invalid sequence replaced by U+FFFD (what the in-graph tokenizer's ``unicode_decode``
+    does), and lone surrogates in a ``str`` (e.g. from JSON ``"\\ud800"``) become U+FFFD."""
+    if isinstance(text, (bytes, bytearray)):
+        return bytes(text).decode("utf-8", errors="replace")
+    if not text.isascii():
+        text = _SURROGATES.sub("\ufffd", text)
+    return text
 
 
 def clean_whitespace(text: str) -> str:
@@ -43,9 +58,9 @@ def _strip_accents(text: str) -> str:
 
 def preprocess_text(text: str | bytes, lower: bool = False, remove_space: bool = True,
                     keep_accents: bool = False) -> str:
-    """The original ALBERT ``preprocess_text`` (bytes are decoded as UTF-8, strictly)."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8")
+    """The original ALBERT ``preprocess_text`` (invalid UTF-8 and lone surrogates become
+    U+FFFD, see `to_text`)."""
+    text = to_text(text)
     outputs = clean_whitespace(text) if remove_space else text
     outputs = outputs.replace("``", '"').replace("''", '"')
     if not keep_accents:
@@ -59,6 +74,7 @@ def preprocess_with_alignment(text: str, lower: bool = False
                               ) -> tuple[str, list[tuple[int, int]]]:
     """``preprocess_text(text, lower)`` and, for each of its characters, the ``(start, end)``
     characters of ``text`` it came from."""
+    text = to_text(text)  # 1:1 for a str (surrogates -> U+FFFD), so offsets are unchanged
     chars: list[tuple[str, int, int]] = []
     n = len(text)
     i = 0

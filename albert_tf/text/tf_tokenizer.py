@@ -293,6 +293,8 @@ class AlbertTFTokenizer(keras.layers.Layer):
              max_seq_length: int | None = None) -> dict[str, tf.Tensor]:
         """``[CLS] a [SEP] (b [SEP])`` with the original truncation, padded to S."""
         seq = int(max_seq_length or self.max_seq_length)
+        if seq < (3 if ids_b is not None else 2):  # as pack_ids
+            raise ValueError(f"max_seq_length={seq} leaves no room for [CLS]/[SEP]")
         len_a = tf.cast(ids_a.row_lengths(), tf.int32)
         batch = tf.shape(len_a)[:1]
         if ids_b is None:

@@ -18,6 +18,7 @@ and a value of the wrong type raises `ConfigValueError` naming the key.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import typing
 from typing import Any, Mapping
@@ -272,12 +273,62 @@ def _field_types(cls) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+@dataclasses.dataclass(frozen=True)
+class _YamlValue:
+    """A YAML value as YAML typed it and as written (``yes`` -> True and "yes"): a string
+    field takes the written text, so ``task.label_list=[yes,no]`` or ``runtime.tpu=1:30``
+    stay ``["yes", "no"]`` and ``"1:30"`` instead of ``["True", "False"]`` and ``"90"``."""
+
+    typed: Any
+    text: Any
+
+
+def _with_text(typed: Any, text: Any) -> Any:
+    """``typed`` (from yaml.safe_load) with its mappings walked and every other value a
+    `_YamlValue` carrying ``text`` (the same YAML through yaml.BaseLoader: strings only)."""
+    if isinstance(typed, dict):
+        if not isinstance(text, dict) or len(text) != len(typed) or any(
+                isinstance(k, str) and k != t for k, t in zip(typed, text)):
+            return typed      # e.g. YAML merge keys (<<): no written form to pair with
+        return {k: _with_text(v, t) for (k, v), t in zip(typed.items(), text.values())}
+    return _YamlValue(typed, text)
+
+
+def _load_yaml(stream_or_text) -> Any:
+    """yaml.safe_load, with `_YamlValue` leaves (see `_with_text`)."""
+    if not isinstance(stream_or_text, str):
+        stream_or_text = stream_or_text.read()
+    typed = yaml.safe_load(stream_or_text)
+    return _with_text(typed, yaml.load(stream_or_text, Loader=yaml.BaseLoader))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` without `_YamlValue` wrappers (YAML's typed values)."""
+    if isinstance(value, _YamlValue):
+        return value.typed
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
+
+
 def _coerce(value: Any, annotation: Any, key: str) -> Any:
     """Converts a YAML value to ``annotation``, or raises ConfigValueError naming ``key``."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
+    if isinstance(value, dict):
+        value = _plain(value)
+    if isinstance(value, _YamlValue):
+        if value.typed is not None and (annotation is str or (
+                origin in (list, typing.List) and args == (str,))):
+            value = value.text
+        elif origin is not typing.Union:
+            value = _plain(value.typed)
     if origin is typing.Union:
-        if value is None and type(None) in args:
+        if _plain(value) is None and type(None) in args:
             return None
         inner = [a for a in args if a is not type(None)]
         return _coerce(value, inner[0], key)
@@ -319,9 +370,12 @@ def _coerce(value: Any, annotation: Any, key: str) -> Any:
         if isinstance(value, bool):
             raise ConfigValueError(f"{key}: expected a number, got {value!r}.")
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             raise ConfigValueError(f"{key}: expected a number, got {value!r}.") from None
+        if not math.isfinite(number):
+            raise ConfigValueError(f"{key}: expected a finite number, got {value!r}.")
+        return number
     if annotation is str:
         if value is None:
             return ""
@@ -339,8 +393,9 @@ def override_params(config: Any, overrides: Mapping[str, Any] | None, prefix: st
     """
     if not overrides:
         return config
+    overrides = _plain(overrides) if isinstance(overrides, _YamlValue) else overrides
     if not isinstance(overrides, Mapping):
-        raise ConfigValueError(f"{prefix or 'config'}: expected a mapping of keys, "
+        raise ConfigValueError(f"{prefix[:-1] or 'config'}: expected a mapping of keys, "
                                f"got {overrides!r}.")
     types = _field_types(type(config))
     for raw_key, value in overrides.items():
@@ -358,7 +413,7 @@ def override_params(config: Any, overrides: Mapping[str, Any] | None, prefix: st
                                  f"{valid}.")
         current = getattr(config, key)
         if dataclasses.is_dataclass(current):
-            if value is None:
+            if _plain(value) is None:
                 continue
             override_params(current, value, f"{full}.")
         else:
@@ -389,18 +444,19 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def parse_params_override(text: str) -> dict[str, Any]:
+def parse_params_override(text: str, keep_text: bool = False) -> dict[str, Any]:
     """Parses one ``--params_override`` value into a nested mapping.
 
     Accepted forms (as TF Model Garden): ``"task.name=sst2,trainer.train_steps=100"``,
     a YAML or JSON mapping string (``"{trainer: {train_steps: 100}}"``), or the
-    path of a YAML file.
+    path of a YAML file. ``keep_text``: values are `_YamlValue` (typed + as written) for
+    `override_params`, which gives string fields the written text.
     """
     text = (text or "").strip()
     if not text:
         return {}
     if os.path.isfile(text):
-        return load_yaml_file(text)
+        return load_yaml_file(text, keep_text)
     if "=" in text and not text.startswith("{"):
         result: dict[str, Any] = {}
         for part in _split_top_level(text):
@@ -410,22 +466,23 @@ def parse_params_override(text: str) -> dict[str, Any]:
             key, raw = part.split("=", 1)
             key = key.strip()
             try:
-                value = yaml.safe_load(raw) if raw.strip() else ""
+                value = _load_yaml(raw) if raw.strip() else ""
             except yaml.YAMLError:
                 value = raw
             result[key] = value
-        return result
+        return result if keep_text else _plain(result)
     try:
-        loaded = yaml.safe_load(text)
+        loaded = _load_yaml(text)
     except yaml.YAMLError as e:
-        raise ConfigValueError(f"params_override: not key=value pairs nor valid YAML ({e}).") from e
+        raise ConfigValueError(f"params_override: not key=value pairs nor valid YAML "
+                               f"({_one_line(e)}).") from None
     if not isinstance(loaded, dict):
         raise ConfigValueError(f"params_override: expected key=value pairs or a mapping, got "
                                f"{text!r}.")
-    return loaded
+    return loaded if keep_text else _plain(loaded)
 
 
-def load_yaml_file(path: str) -> dict[str, Any]:
+def load_yaml_file(path: str, keep_text: bool = False) -> dict[str, Any]:
     if not os.path.exists(path):
         from albert_tf import resources
         raise FileNotFoundError(
@@ -433,14 +490,18 @@ def load_yaml_file(path: str) -> dict[str, Any]:
             f"experiments: {', '.join(resources.experiment_names())}.")
     with open(path, encoding="utf-8") as f:
         try:
-            loaded = yaml.safe_load(f)
+            loaded = _load_yaml(f)
         except yaml.YAMLError as e:
-            raise ConfigValueError(f"{path}: invalid YAML ({e}).") from e
+            raise ConfigValueError(f"{path}: invalid YAML ({_one_line(e)}).") from None
+        except UnicodeDecodeError as e:
+            raise ConfigValueError(f"{path}: not UTF-8 text ({e}).") from None
+    if isinstance(loaded, _YamlValue):
+        loaded = loaded.typed
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
         raise ConfigValueError(f"{path}: an experiment file must be a YAML mapping.")
-    return loaded
+    return loaded if keep_text else _plain(loaded)
 
 
 def resolve_config_file(path: str) -> str:
@@ -468,12 +529,12 @@ def apply_config_layers(config, config_files=(), params_overrides=()):
     for path in config_files or ():
         path = resolve_config_file(path)
         try:
-            override_params(config, load_yaml_file(path))
+            override_params(config, load_yaml_file(path, keep_text=True))
         except (ConfigKeyError, ConfigValueError) as e:
             raise type(e)(f"{path}: {e}") from None
     for text in params_overrides or ():
         try:
-            override_params(config, parse_params_override(text))
+            override_params(config, parse_params_override(text, keep_text=True))
         except (ConfigKeyError, ConfigValueError) as e:
             raise type(e)(f"--params_override: {e}") from None
     return config
