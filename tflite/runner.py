@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -88,20 +89,29 @@ class TFLiteRunner:
       model: export directory (with ``metadata.json``) or ``.tflite`` path inside one.
       num_threads: CPU threads of the interpreter.
       xnnpack: use LiteRT's default XNNPACK delegate (the fast CPU path).
+
+    Threads: one runner may be shared by any number of threads. A LiteRT interpreter is not
+    thread-safe (its input/output tensors and arena are per-interpreter state), so the runner
+    keeps one interpreter per calling thread (``threading.local``): the constructing thread's
+    is made here, another thread's on its first call, from the same file, and freed when that
+    thread ends. Calls never wait on each other; answers equal single-threaded ones
+    (``tests/test_concurrency.py``). Each interpreter costs its own memory (arena, XNNPACK's
+    packed weights) and ``num_threads`` CPU threads, so use a fixed thread pool, not a new
+    thread per request, and keep threads x ``num_threads`` near the core count.
     """
 
     def __init__(self, model: str, num_threads: int = 2, xnnpack: bool = True):
         self.meta = read_metadata(model)
         self.path = model_file(model)
         self.directory = os.path.dirname(os.path.abspath(self.path))
-        self.interpreter = make_interpreter(self.path, num_threads, xnnpack,
-                                            self.meta.get("custom_op_registerers", ()))
+        self.num_threads, self.xnnpack = num_threads, xnnpack
+        self._local = threading.local()   # per thread: .interpreter and its .runners
+        _ = self.interpreter   # the constructing thread's, made now: a bad file fails here
         self.head = self.meta["head"]
         self.labels = self.meta.get("labels")
         tok = self.meta["tokenizer"]
         self.in_graph = bool(tok["in_graph"])
         self.special = tok["special_ids"]
-        self._runners: dict[str, Any] = {}
         self.buckets: list[tuple[int, str]] = sorted(
             (sig["seq_length"], key) for key, sig in self.meta["signatures"].items()
             if "seq_length" in sig)
@@ -113,10 +123,23 @@ class TFLiteRunner:
             self.tokenizer = AlbertTokenizer(os.path.join(self.directory, tok["vocab_file"]),
                                              do_lower_case=tok["do_lower_case"])
 
+    @property
+    def interpreter(self):
+        """The calling thread's interpreter (made on the thread's first use)."""
+        local = self._local
+        if getattr(local, "interpreter", None) is None:
+            local.interpreter = make_interpreter(self.path, self.num_threads, self.xnnpack,
+                                                 self.meta.get("custom_op_registerers", ()))
+            local.runners = {}
+        return local.interpreter
+
     def runner(self, key: str):
-        if key not in self._runners:
-            self._runners[key] = self.interpreter.get_signature_runner(key)
-        return self._runners[key]
+        """The calling thread's signature runner for ``key``."""
+        interpreter = self.interpreter
+        runners = self._local.runners
+        if key not in runners:
+            runners[key] = interpreter.get_signature_runner(key)
+        return runners[key]
 
     def batch_size(self, key: str) -> int:
         return int(self.meta["signatures"][key].get("batch_size", 1))
@@ -218,6 +241,11 @@ class TFLiteRunner:
         texts_a = list(texts_a)
         if texts_b is not None and len(texts_b) != len(texts_a):
             raise ValueError(f"{len(texts_a)} first texts but {len(texts_b)} second texts")
+        pair = bool(self.meta.get("text_pair")) or self.head == "span"
+        if (texts_b is not None) != pair:   # else silently dropped, or packed as one text
+            raise ValueError(f"{self.path} takes {'text pairs' if pair else 'one text'} per "
+                             f"example (task {self.meta.get('task')!r}); "
+                             f"{'pass' if pair else 'drop'} the second texts (--text_b).")
         if not texts_a:
             return []
         if self.in_graph:

@@ -68,6 +68,13 @@ class ServingModule(tf.Module):
     def _features(self, texts: list[tf.Tensor]) -> dict[str, tf.Tensor]:
         text_a = tf.reshape(texts[0], [-1])
         text_b = tf.reshape(texts[1], [-1]) if len(texts) > 1 else None
+        if text_b is not None:       # else an obscure shape error deep in the tokenizer
+            first, second = self.source.text_inputs
+            check = tf.debugging.assert_equal(
+                tf.size(text_a), tf.size(text_b), message=(
+                    f"{first} and {second} must have the same batch size (one pair per row)"))
+            with tf.control_dependencies([check]):
+                text_a = tf.identity(text_a)
         return self.tokenizer(text_a, text_b)
 
     def _answer(self, features, start_index, end_index) -> tf.Tensor:

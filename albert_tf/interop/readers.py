@@ -51,7 +51,17 @@ class TensorSource:
         return self._entries[name][0]
 
     def get(self, name: str) -> np.ndarray:
-        return self._entries[name][1]()
+        """The tensor's value; a `ConversionError` unless it is finite floating point."""
+        value = self._entries[name][1]()
+        if not np.issubdtype(value.dtype, np.floating):
+            raise ConversionError(f"{self.description}: tensor {name!r} has dtype {value.dtype}; "
+                                  "weights must be floating point (a wrong dtype in the file?).")
+        bad = int(value.size - np.count_nonzero(np.isfinite(value)))
+        if bad:
+            raise ConversionError(f"{self.description}: tensor {name!r} has {bad} NaN/Inf "
+                                  f"value(s) of {value.size}; refusing to convert non-finite "
+                                  "weights (re-export the source from a healthy checkpoint).")
+        return value
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -77,7 +87,7 @@ def google_config(path: str, notes: list[str] | None = None) -> AlbertConfig:
     try:
         with open(path, encoding="utf-8") as f:
             values = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, ValueError) as e:   # bad JSON or UTF-8
         raise ConversionError(f"{path}: cannot read the config ({e}).") from e
     if not isinstance(values, dict):
         raise ConversionError(f"{path}: a config must be a JSON object.")
@@ -207,7 +217,7 @@ def hf_config(path: str, notes: list[str] | None = None) -> tuple[AlbertConfig, 
     try:
         with open(path, encoding="utf-8") as f:
             values = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, ValueError) as e:   # bad JSON or UTF-8
         raise ConversionError(f"{path}: cannot read the config ({e}).") from e
     model_type = values.get("model_type") if isinstance(values, dict) else None
     if model_type not in ("albert", "bert"):
@@ -222,38 +232,52 @@ def hf_config(path: str, notes: list[str] | None = None) -> tuple[AlbertConfig, 
     if values.get("is_decoder") or values.get("add_cross_attention"):
         raise ConversionError(f"{path}: decoder / cross-attention models are not supported.")
     hf_act = values.get("hidden_act", "gelu_new" if model_type == "albert" else "gelu")
+    if not isinstance(hf_act, str):
+        raise ConversionError(f"{path}: hidden_act: expected an activation name, got {hf_act!r}.")
     try:
         act = activation_from_hf(hf_act)
     except ConfigError as e:
         raise ConversionError(f"{path}: {e}") from e
     if notes is not None:
         notes.append(f"hidden_act: Hugging Face {hf_act!r} -> albert-tf {act!r}")
+
+    def number(key: str, default=None):
+        value = values.get(key, default)
+        if value is None:
+            return None
+        try:
+            return float(value)
+        except (TypeError, ValueError) as e:
+            raise ConversionError(f"{path}: {key}: expected a number, got {value!r}.") from e
+
+    missing = [k for k in ("vocab_size", "hidden_size", "num_hidden_layers",
+                           "num_attention_heads", "intermediate_size") if k not in values]
+    if missing:
+        raise ConversionError(f"{path}: required key(s) {missing} missing from the config.")
     hidden = values["hidden_size"]
     common = dict(
         vocab_size=values["vocab_size"], hidden_size=hidden,
         num_hidden_layers=values["num_hidden_layers"],
         num_attention_heads=values["num_attention_heads"],
         intermediate_size=values["intermediate_size"], hidden_act=act,
-        hidden_dropout_prob=float(values.get("hidden_dropout_prob", 0.0)),
-        attention_probs_dropout_prob=float(values.get("attention_probs_dropout_prob", 0.0)),
+        hidden_dropout_prob=number("hidden_dropout_prob", 0.0),
+        attention_probs_dropout_prob=number("attention_probs_dropout_prob", 0.0),
         max_position_embeddings=values.get("max_position_embeddings", 512),
         type_vocab_size=values.get("type_vocab_size", 2),
-        initializer_range=float(values.get("initializer_range", 0.02)),
-        layer_norm_eps=float(values.get("layer_norm_eps", 1e-12)))
+        initializer_range=number("initializer_range", 0.02),
+        layer_norm_eps=number("layer_norm_eps", 1e-12))
     try:
         if model_type == "albert":
-            dropout = values.get("classifier_dropout_prob")
             config = AlbertConfig(
                 embedding_size=values.get("embedding_size", 128),
                 num_hidden_groups=values.get("num_hidden_groups", 1),
                 inner_group_num=values.get("inner_group_num", 1), sharing="all",
-                classifier_dropout_prob=None if dropout is None else float(dropout), **common)
+                classifier_dropout_prob=number("classifier_dropout_prob"), **common)
         else:
-            dropout = values.get("classifier_dropout")
             config = AlbertConfig(
                 embedding_size=hidden, num_hidden_groups=1, inner_group_num=1, sharing="none",
-                classifier_dropout_prob=None if dropout is None else float(dropout), **common)
-    except (ConfigError, TypeError) as e:
+                classifier_dropout_prob=number("classifier_dropout"), **common)
+    except (ConfigError, TypeError, ValueError) as e:
         raise ConversionError(f"{path}: {e}") from e
     return config, model_type
 
@@ -285,12 +309,30 @@ def _read_safetensors(path: str, source: TensorSource) -> None:
         source.add(n, shapes[n], lambda n=n: load(n))
 
 
+def _check_zip_crc(path: str) -> None:
+    """torch.load does not check the CRC-32 of a zip ``.bin``'s members; a flipped bit in a
+    tensor's bytes would load as a silently different weight, so check them first."""
+    import zipfile
+    if not zipfile.is_zipfile(path):
+        return                                   # legacy (pre-1.6) format: no checksums
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except Exception as e:  # noqa: BLE001 - zipfile raises many types for bad archives
+        raise ConversionError(f"{path}: not a readable zip archive ({e}); the file may be "
+                              "truncated or corrupt.") from e
+    if bad is not None:
+        raise ConversionError(f"{path}: member {bad!r} fails its CRC-32 check; the file is "
+                              "corrupt (download or save it again).")
+
+
 def _read_torch_bin(path: str, source: TensorSource) -> None:
     try:
         import torch
     except ImportError as e:
         raise ConversionError(f"{path}: reading pytorch_model.bin needs torch (pip install torch); "
                               "or convert the model to safetensors first.") from e
+    _check_zip_crc(path)
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - torch raises many types for bad files
