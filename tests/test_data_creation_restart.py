@@ -19,6 +19,7 @@ import pytest
 
 from albert_tf.backend import tf
 from albert_tf.data import pretraining_data as pd
+from albert_tf.data import pretraining_shards as shards
 from albert_tf.data.documents import ReadStats, iter_documents
 from albert_tf.data.pretraining import PretrainingDataError, pretraining_dataset, validate_files
 
@@ -106,7 +107,8 @@ def test_killed_three_times_then_completed_equals_uninterrupted(tmp_path, corpus
         outcomes.append((what, finished, len(_partial(out))))
         assert finished < SHARDS
         # What a reader sees meanwhile: whole shards only (partial files are hidden).
-        visible = sorted(p for p in tf.io.gfile.glob(out + "*") if not pd.is_bookkeeping_file(p))
+        visible = sorted(p for p in tf.io.gfile.glob(out + "*")
+                         if not shards.is_bookkeeping_file(p))
         assert len(visible) == finished
         if visible:
             assert validate_files(visible, SEQ, PRED) == visible
@@ -139,7 +141,7 @@ def _last_record_offset(path: str) -> int:
 def test_truncated_shard_is_rejected_with_its_name_then_rewritten(tmp_path, corpus, reference):
     _, _, ref_files = reference
     out = _copy(reference, tmp_path)
-    paths = pd.shard_paths(out, SHARDS)
+    paths = shards.shard_paths(out, SHARDS)
     shard = paths[3]
     data = open(shard, "rb").read()
     glob = out + "*"                     # matches the completion records too: they are skipped
@@ -165,7 +167,7 @@ def test_truncated_shard_is_rejected_with_its_name_then_rewritten(tmp_path, corp
 def test_changed_flags_or_inputs_rewrite_and_say_why(tmp_path, corpus, reference):
     _, _, ref_files = reference
     out = _copy(reference, tmp_path)
-    paths = pd.shard_paths(out, SHARDS)
+    paths = shards.shard_paths(out, SHARDS)
     same = pd.create_pretraining_data([corpus], out, VOCAB, pd.PretrainingConfig(**CONFIG),
                                       num_shards=SHARDS, num_workers=1, progress=False)
     assert same["reused_shards"] == paths and same["written_shards"] == []
@@ -214,12 +216,12 @@ def test_shard_regions_hold_exactly_the_documents(tmp_path):
     sizes = [os.path.getsize(f) for f in files]
     for per_file in (False, True):
         expected = list(iter_documents(files, document_per_file=per_file))
-        for shards in (1, 3, 7, 50):
+        for count in (1, 3, 7, 50):
             read = ReadStats()
-            plans = pd.plan_shards(files, [f"s{i}" for i in range(shards)], per_file, read)
+            plans = shards.plan_shards(files, [f"s{i}" for i in range(count)], per_file, read)
             got, first = [], 0
             for plan in plans:
-                docs = [d for d, _ in pd._region_documents(files, sizes, plan, per_file)]
+                docs = [d for d, _ in shards.region_documents(files, sizes, plan, per_file)]
                 assert len(docs) == plan.documents
                 if docs:
                     assert plan.first_document == first

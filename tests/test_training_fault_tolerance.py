@@ -236,6 +236,8 @@ def test_a_lost_peer_is_named_with_the_checkpoint_to_resume_from(tmp_path, monke
                                 "heartbeats")
     assert f"no checkpoint was written yet in {tmp_path}" in str(lost)
     reset = tf.errors.UnavailableError(None, None, (
+        "Graph execution error:\n\nDetected at node while/CollectiveReduceV2_2 defined at "
+        "(most recent call last):\n  File \"trainer.py\", line 216, in train_fn\n\n"
         "recvmsg:Connection reset by peer\nAdditional GRPC error information from remote "
         "target /job:worker/replica:0/task:0 while calling CompleteInstance"))
     assert "/job:worker/replica:0/task:0 failed: UnavailableError: recvmsg:Connection reset" \

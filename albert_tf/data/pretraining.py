@@ -26,7 +26,7 @@ import os
 import struct
 
 from albert_tf.backend import tf
-from albert_tf.data.pretraining_data import completion_record_path, is_bookkeeping_file
+from albert_tf.data.pretraining_shards import completion_record_path, is_bookkeeping_file
 
 RERUN = ("rerun albert-tf-create-pretraining-data with the same flags: it rewrites damaged "
          "or unfinished shards")

@@ -74,9 +74,11 @@ def peer_failure(error: Exception, strategy: tf.distribute.Strategy, model_dir: 
     if "heartbeat" in message:
         what = f"{who} stopped sending heartbeats (killed or crashed)"
     else:
-        first = next((line for line in message.splitlines()
-                      if line.strip() and "Graph execution error" not in line), message)
-        what = f"{who} failed: {type(error).__name__}: {first.strip()}"
+        # The cause, past TF's preamble (``Graph execution error:``, ``Detected at node
+        # ... defined at (most recent call last):`` and the indented traceback).
+        causes = [line for line in message.splitlines() if line.strip()
+                  and not line.startswith((" ", "\t", "Graph execution error", "Detected at"))]
+        what = f"{who} failed: {type(error).__name__}: {(causes or [message])[0].strip()}"
     latest = tf.train.latest_checkpoint(model_dir)
     resume = (f"the last complete checkpoint is {latest}" if latest
               else f"no checkpoint was written yet in {model_dir}")
