@@ -58,7 +58,6 @@ completion record.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import random
@@ -657,10 +656,6 @@ def _run_workers(files, sizes, spm_model_file, cfg, num_workers, todo, records, 
         p.join(timeout=30)
         if p.is_alive():
             p.terminate()
-
-
-def summary_json(summary: dict) -> str:
-    return json.dumps(summary, indent=1)
 
 
 __all__ = ["CreationError", "Instance", "InstanceMaker", "PretrainingConfig", "ShardPlan",

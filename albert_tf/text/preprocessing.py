@@ -143,6 +143,3 @@ def codepoint_table(lower: bool) -> tuple[tuple[int, ...], dict[int, tuple[int, 
             mapping[c] = tuple(ord(x) for x in out)
     return (max(mapping) + 1 if mapping else 0), mapping
 
-
-def is_cased(ch: str) -> bool:
-    return ch.lower() != ch or ch.upper() != ch or unicodedata.category(ch) == "Lt"
