@@ -12,7 +12,6 @@ Public API::
     # weights from elsewhere: albert_tf.interop.convert("hf" | "google" | "keras_hub", src, dir)
 """
 
-import importlib
 import os
 
 # Keras 2 for TF-MOT: must be chosen before TensorFlow (or TF-MOT) is first imported.
@@ -49,13 +48,6 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
+from albert_tf.lazy import lazy_exports  # noqa: E402  (after the Keras choice)
 
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -25,6 +25,7 @@ from typing import Iterable
 
 import numpy as np
 
+from albert_tf import heads as heads_lib
 from albert_tf.backend import keras, tf
 from albert_tf.config import AlbertConfig
 
@@ -32,8 +33,7 @@ WEIGHTS_PREFIX = "weights"
 CONFIG_FILE = "config.json"
 TASK_FILE = "task.json"
 VOCAB_FILE = "vocab.model"
-HEADS = ("classification", "regression", "span", "token_classification", "multiple_choice",
-         "pretraining")
+HEADS = tuple(heads_lib.HEADS)   # the registry: `albert_tf.heads`
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +43,8 @@ class TaskInfo:
     Attributes:
       task: task name, e.g. ``sst2`` or a custom TSV task's name.
       head: one of `HEADS`.
-      label_list: class labels in logit order (classification); ``None`` otherwise.
+      label_list: class labels in logit order (classification, token classification);
+        ``None`` otherwise.
       max_seq_length: sequence length the model was finetuned with.
       do_lower_case: whether the tokenizer lower-cases (must match the vocabulary).
       text_pair: whether inputs are sentence pairs.
@@ -59,8 +60,7 @@ class TaskInfo:
     def __post_init__(self) -> None:
         if self.head not in HEADS:
             raise ValueError(f"task.json head: unknown head {self.head!r}; use one of {HEADS}.")
-        if self.head == "classification" and not self.label_list:
-            raise ValueError("task.json label_list: a classification task needs its labels.")
+        heads_lib.get(self.head).validate(self)
 
     def to_json(self, path: str) -> None:
         import json
@@ -255,16 +255,7 @@ def load_pretrainer(directory: str, **build_kwargs) -> keras.Model:
 
 def build_task_model(config: AlbertConfig, task_info: TaskInfo, **build_kwargs) -> keras.Model:
     """The task model that `TaskInfo.head` describes (weights freshly initialized)."""
-    from albert_tf import models
-    if task_info.head == "classification":
-        return models.build_classifier(config, len(task_info.label_list), **build_kwargs)
-    if task_info.head == "regression":
-        return models.build_regressor(config, **build_kwargs)
-    if task_info.head == "span":
-        return models.build_span_extractor(config, **build_kwargs)
-    if task_info.head == "pretraining":
-        return models.build_pretrainer(config, **build_kwargs)
-    raise ValueError(f"no builder wired for head {task_info.head!r} here; build it directly.")
+    return heads_lib.get(task_info.head).build_model(config, task_info, **build_kwargs)
 
 
 def load_task_model(directory: str, **build_kwargs) -> tuple[keras.Model, TaskInfo]:

@@ -74,6 +74,54 @@ def activation_to_hf(name: str) -> str:
     return _OURS_TO_HF[ACTIVATIONS[name]]
 
 
+_POSITIVE_INTS = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
+                  "num_hidden_groups", "inner_group_num", "num_attention_heads",
+                  "intermediate_size", "max_position_embeddings", "type_vocab_size")
+_PROBABILITIES = ("hidden_dropout_prob", "attention_probs_dropout_prob",
+                  "classifier_dropout_prob")
+_POSITIVE_FINITE = ("initializer_range", "layer_norm_eps")
+
+
+def _check_type(name: str, annotation: str, value: Any) -> None:
+    """``annotation`` is the field's annotation as text (``"int"``, ``"float | None"``)."""
+    if value is None and annotation.endswith("| None"):
+        return
+    kind = annotation.split(" ")[0]
+    expected = {"int": int, "float": (int, float), "str": str}.get(kind)
+    if expected is not None and (isinstance(value, bool) or not isinstance(value, expected)):
+        raise ConfigError(f"{name}: expected {kind}, got {value!r} ({type(value).__name__}).")
+
+
+def _check_value(name: str, value: Any) -> None:
+    """The rules of one field on its own (the cross-field ones are `AlbertConfig`'s)."""
+    if name in _POSITIVE_INTS and value <= 0:
+        raise ConfigError(f"{name}: must be a positive integer, got {value}.")
+    if name in _PROBABILITIES and value is not None and not 0.0 <= value < 1.0:
+        raise ConfigError(f"{name}: must be in [0, 1), got {value}.")
+    if name == "attention_head_size" and value is not None and value <= 0:
+        raise ConfigError(f"attention_head_size: must be a positive integer or null, got "
+                          f"{value}.")
+    if name == "sharing" and value not in SHARING_MODES:
+        raise ConfigError(f"sharing: unknown mode {value!r}; use one of {list(SHARING_MODES)}.")
+    if name == "hidden_act" and value not in ACTIVATIONS:
+        raise ConfigError(f"hidden_act: unknown activation {value!r}; "
+                          f"use one of {sorted(ACTIVATIONS)}.")
+    if name in _POSITIVE_FINITE and not 0 < value < math.inf:   # also NaN (JSON allows NaN)
+        raise ConfigError(f"{name}: must be a positive finite number, got {value}.")
+
+
+def check_field(name: str, value: Any) -> None:
+    """Checks one `AlbertConfig` field on its own, type and range, as a new config would
+    (`ConfigError` naming the field); the rules between fields (heads dividing
+    hidden_size, groups <= layers) need the whole config. Used to validate the
+    ``model.<field>`` overrides of the experiment configs before any model is built."""
+    fields = {f.name: f for f in dataclasses.fields(AlbertConfig)}
+    if name not in fields:
+        raise ConfigError(f"unknown config key {name!r}; known keys are {sorted(fields)}.")
+    _check_type(name, str(fields[name].type), value)
+    _check_value(name, value)
+
+
 @dataclasses.dataclass(frozen=True)
 class AlbertConfig:
     """Hyperparameters of an ALBERT or BERT encoder (field names as in ``albert_config.json``).
@@ -133,32 +181,11 @@ class AlbertConfig:
     # ----------------------------------------------------------------- validation
     def _check_types(self) -> None:
         for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if value is None and str(field.type).endswith("| None"):
-                continue
-            expected = {"int": int, "float": (int, float), "str": str}.get(
-                str(field.type).split(" ")[0])
-            if expected is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, expected):
-                raise ConfigError(f"{field.name}: expected {str(field.type).split(' ')[0]}, "
-                                  f"got {value!r} ({type(value).__name__}).")
+            _check_type(field.name, str(field.type), getattr(self, field.name))
 
     def _check_values(self) -> None:
-        positive = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
-                    "num_hidden_groups", "inner_group_num", "num_attention_heads",
-                    "intermediate_size", "max_position_embeddings", "type_vocab_size")
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name}: must be a positive integer, got {getattr(self, name)}.")
-        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob",
-                     "classifier_dropout_prob"):
-            value = getattr(self, name)
-            if value is not None and not 0.0 <= value < 1.0:
-                raise ConfigError(f"{name}: must be in [0, 1), got {value}.")
-        if self.attention_head_size is not None and self.attention_head_size <= 0:
-            raise ConfigError(f"attention_head_size: must be a positive integer or null, got "
-                              f"{self.attention_head_size}.")
+        for name in _POSITIVE_INTS + _PROBABILITIES + ("attention_head_size",):
+            _check_value(name, getattr(self, name))
         if self.attention_head_size is None and self.hidden_size % self.num_attention_heads:
             raise ConfigError(
                 f"hidden_size: {self.hidden_size} is not divisible by num_attention_heads="
@@ -168,16 +195,8 @@ class AlbertConfig:
                 f"num_hidden_groups: {self.num_hidden_groups} groups but only "
                 f"{self.num_hidden_layers} layers (num_hidden_layers); every group needs "
                 "at least one layer, so use num_hidden_groups <= num_hidden_layers.")
-        if self.sharing not in SHARING_MODES:
-            raise ConfigError(f"sharing: unknown mode {self.sharing!r}; "
-                              f"use one of {list(SHARING_MODES)}.")
-        if self.hidden_act not in ACTIVATIONS:
-            raise ConfigError(f"hidden_act: unknown activation {self.hidden_act!r}; "
-                              f"use one of {sorted(ACTIVATIONS)}.")
-        for name in ("initializer_range", "layer_norm_eps"):
-            if not 0 < getattr(self, name) < math.inf:   # also NaN (JSON allows NaN)
-                raise ConfigError(f"{name}: must be a positive finite number, got "
-                                  f"{getattr(self, name)}.")
+        for name in ("sharing", "hidden_act") + _POSITIVE_FINITE:
+            _check_value(name, getattr(self, name))
 
     # ------------------------------------------------------------------- derived
     @property

@@ -11,7 +11,7 @@ from albert_tf.compression import pipeline
 from albert_tf.compression.config import (CompressionConfig, CompressionConfigError,
                                           build_compression_config)
 from albert_tf.compression.testing import tiny_config, tiny_model_dir, tiny_sst2_dir
-from albert_tf.training.config import ConfigKeyError
+from albert_tf.hyperparams import ConfigKeyError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

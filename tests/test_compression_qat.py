@@ -147,3 +147,13 @@ def test_int8_tflite_masks_padded_keys(tmp_path):
     np.testing.assert_array_equal(run(other)[0], got)      # padded tokens are invisible
     expected = keras.activations.softmax(quantized(x)["logits"]).numpy()
     np.testing.assert_allclose(got, expected, atol=0.02)
+
+
+def test_registers_what_the_export_qat_recipe_needs():
+    """Issue #16: the export package does not import compression; compression registers
+    its QAT model loader and custom-object scope with the export's recipe registry, and
+    `convert_int8` is the export's ``qat`` recipe (one converter path)."""
+    from albert_tf.export import quantization
+    assert qat.load_qat_model in quantization.QAT_LOADERS
+    assert qat.quantize_scope in quantization.QAT_SCOPES
+    assert quantization.get("qat").needs_qat_model

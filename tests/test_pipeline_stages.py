@@ -85,9 +85,9 @@ def test_report_files_are_written(tmp_path):
 
 
 # ------------------------------------------------------------------------- compression
+from albert_tf.hyperparams import ConfigValueError  # noqa: E402
 from albert_tf.pipeline import compress as compress_lib  # noqa: E402
 from albert_tf.pipeline.experiment import PipelineConfig, load_pipeline_config  # noqa: E402
-from albert_tf.training.config import ConfigValueError  # noqa: E402
 
 
 @pytest.mark.parametrize("override, key", [

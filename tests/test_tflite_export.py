@@ -123,14 +123,49 @@ def test_qat_needs_a_model_and_converts_through_the_same_path(model_dir, source,
                                            quantization="qat", source=source)
     assert not os.path.exists(tmp_path / "qat")
     # A registered loader supplies the (here: stand-in) QAT Keras model.
-    export_tflite_module.register_qat_loader(lambda d: source.model if d == model_dir else None)
+    from albert_tf.export import quantization
+    loader = quantization.register_qat_loader(
+        lambda d: source.model if d == model_dir else None)
     try:
         out = export_tflite_module.export_tflite(model_dir, str(tmp_path / "qat"),
                                                  quantization="qat", source=source)
     finally:
-        export_tflite_module._QAT_LOADERS.clear()
+        quantization.unregister_qat_loader(loader)
     with open(os.path.join(out, "metadata.json")) as f:
         assert json.load(f)["quantization"] == "qat"
+
+
+def test_one_recipe_table_for_the_library_the_binary_and_the_pipeline(monkeypatch):
+    """Issue #16: the quantization choices come from `albert_tf.export.quantization`."""
+    from albert_tf.bin import export as export_bin
+    from albert_tf.export import ExportError, quantization
+    from albert_tf.export.tflite import QUANTIZATIONS
+    from albert_tf.hyperparams import ConfigValueError
+    from albert_tf.pipeline import experiment
+    names = quantization.names()
+    assert names == QUANTIZATIONS == ("none", "float16", "dynamic", "int8", "int16x8", "qat")
+    assert quantization.pipeline_names() == ("none", "float16", "dynamic", "int8", "int16x8")
+    assert quantization.qat_names() == ("qat",)
+    int8, qat = quantization.get("int8"), quantization.get("qat")
+    assert int8.needs_calibration and int8.float_ops_denylist and int8.integer
+    assert qat.needs_qat_model and qat.uses_calibration and not qat.needs_calibration
+    assert not quantization.get("dynamic").uses_calibration
+    with pytest.raises(ExportError, match="int4.*none"):
+        quantization.get("int4")
+    defined = {}
+
+    class RecordingFlags:       # albert-tf-export's flags, defined into a dict
+        def __getattr__(self, kind):
+            return lambda name, default, *args, **kwargs: defined.setdefault(
+                name, (kind, default, args))
+
+    monkeypatch.setattr(export_bin, "flags", RecordingFlags())
+    export_bin.define_flags()
+    assert defined["quantization"][0] == "DEFINE_enum"
+    assert tuple(defined["quantization"][2][0]) == names
+    experiment._check_quantizations("export.quantizations", list(quantization.pipeline_names()))
+    with pytest.raises(ConfigValueError, match="exported as qat by itself"):
+        experiment._check_quantizations("export.quantizations", ["qat"])
 
 
 def test_bad_requests_are_clear_errors(model_dir, source, tmp_path):

@@ -27,11 +27,11 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from albert_tf import cli
+from albert_tf import cli, heads
 from albert_tf.export.metadata import read_metadata
+from albert_tf.heads import MAX_ANSWER_LENGTH, best_span  # noqa: F401  (public here too)
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
-MAX_ANSWER_LENGTH = 30
 
 
 def model_file(model: str) -> str:
@@ -60,28 +60,6 @@ def make_interpreter(path: str, num_threads: int = 2, xnnpack: bool = True,
     return lit.Interpreter(**kwargs)
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
-def best_span(start: np.ndarray, end: np.ndarray, type_ids: np.ndarray, mask: np.ndarray,
-              word_ids: np.ndarray, sep_id: int, max_answer_length: int = MAX_ANSWER_LENGTH):
-    """(start, end, score) of the best context span, as `albert_tf.export.common.best_spans`."""
-    ok = (type_ids == 1) & (mask == 1) & (word_ids != sep_id)
-    positions = np.flatnonzero(ok)
-    if positions.size == 0:
-        return -1, -1, 0.0
-    best = (-1, -1, -np.inf)
-    for i in positions:
-        js = positions[(positions >= i) & (positions < i + max_answer_length)]
-        j = js[np.argmax(end[js])]
-        score = float(start[i] + end[j])
-        if score > best[2]:
-            best = (int(i), int(j), score)
-    return best
-
-
 class TFLiteRunner:
     """Tokenize, bucket by length, batch, run and decode with one exported model.
 
@@ -108,6 +86,7 @@ class TFLiteRunner:
         self._local = threading.local()   # per thread: .interpreter and its .runners
         _ = self.interpreter   # the constructing thread's, made now: a bad file fails here
         self.head = self.meta["head"]
+        self.task_head = heads.get(self.head)   # decoding: `albert_tf.heads`
         self.labels = self.meta.get("labels")
         tok = self.meta["tokenizer"]
         self.in_graph = bool(tok["in_graph"])
@@ -216,47 +195,42 @@ class TFLiteRunner:
             results += [{k: v[i] for k, v in out.items()} for i in range(n)]
         return results
 
-    def decode(self, out: dict[str, np.ndarray], row: dict[str, list[int]] | None) -> dict:
-        if self.head == "classification":
-            probs = out["probabilities"].astype(float)
-            label_id = int(np.argmax(probs))
-            return {"label": self.labels[label_id] if self.labels else str(label_id),
-                    "label_id": label_id, "probabilities": probs.tolist()}
-        if self.head == "regression":
-            return {"value": float(np.reshape(out["value"], [-1])[0])}
-        if self.head == "span":
-            if "start_index" in out:
-                return {"start_index": int(out["start_index"]), "end_index": int(out["end_index"]),
-                        "score": float(out["score"])}
-            ids = np.array(row["input_word_ids"])
-            i, j, score = best_span(out["start_logits"], out["end_logits"],
-                                    np.array(row["input_type_ids"]), np.array(row["input_mask"]),
-                                    ids, self.special["sep"])
-            answer = self.tokenizer.decode(ids[i:j + 1].tolist()) if i >= 0 else ""
-            return {"answer": answer, "start_index": i, "end_index": j, "score": score}
-        return {k: np.asarray(v).tolist() for k, v in out.items()}
-
-    def predict(self, texts_a: Sequence[str], texts_b: Sequence[str] | None = None) -> list[dict]:
-        """Task predictions for ``texts_a`` (and ``texts_b`` for pair tasks), in input order."""
+    def predict(self, texts_a: Sequence[str], texts_b: Sequence[Any] | None = None) -> list[dict]:
+        """Task predictions for ``texts_a`` (and ``texts_b`` for pair tasks: second texts,
+        or for multiple choice a list of candidate texts per example), in input order."""
         texts_a = list(texts_a)
         if texts_b is not None and len(texts_b) != len(texts_a):
             raise ValueError(f"{len(texts_a)} first texts but {len(texts_b)} second texts")
-        pair = bool(self.meta.get("text_pair")) or self.head == "span"
+        pair = self.task_head.runner_pair(self.meta)
         if (texts_b is not None) != pair:   # else silently dropped, or packed as one text
             raise ValueError(f"{self.path} takes {'text pairs' if pair else 'one text'} per "
                              f"example (task {self.meta.get('task')!r}); "
                              f"{'pass' if pair else 'drop'} the second texts (--text_b).")
         if not texts_a:
             return []
+        examples = [(a, texts_b[i] if texts_b is not None else None)
+                    for i, a in enumerate(texts_a)]
         if self.in_graph:
-            return [self.decode(o, None) for o in self.run_text(texts_a, texts_b)]
-        rows, by_bucket = self.assign(texts_a, texts_b)
-        results: list[dict | None] = [None] * len(texts_a)
+            return [self.task_head.decode(self, [o], None, ex)
+                    for o, ex in zip(self.run_text(texts_a, texts_b), examples)]
+        # Each example is one packed row, or several (multiple choice: one per choice).
+        owner, flat_a, flat_b = [], [], []
+        for i, (a, b) in enumerate(examples):
+            for row_a, row_b in self.task_head.runner_rows(a, b):
+                owner.append(i)
+                flat_a.append(row_a)
+                flat_b.append(row_b)
+        rows, by_bucket = self.assign(flat_a, flat_b if any(
+            b is not None for b in flat_b) else None)
+        outs: list[dict | None] = [None] * len(rows)
         for key, indices in by_bucket.items():
-            outs = self.run_ids(key, [rows[i] for i in indices])
-            for i, out in zip(indices, outs):
-                results[i] = self.decode(out, rows[i])
-        return results
+            for i, out in zip(indices, self.run_ids(key, [rows[i] for i in indices])):
+                outs[i] = out
+        grouped: list[list[int]] = [[] for _ in texts_a]
+        for r, i in enumerate(owner):
+            grouped[i].append(r)
+        return [self.task_head.decode(self, [outs[r] for r in group], [rows[r] for r in group],
+                                      example) for group, example in zip(grouped, examples)]
 
     def tokenize_in_graph(self, texts_a: Sequence[str],
                           texts_b: Sequence[str] | None = None) -> list[dict[str, np.ndarray]]:
@@ -270,8 +244,12 @@ def _read_inputs(path: str) -> tuple[list[str], list[str] | None]:
     with open(path, encoding="utf-8") as f:
         rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     header = [h.lower() for h in rows[0]] if rows else []
+    choices = [i for i, h in enumerate(header) if h.startswith("choice_")]
+    if "context" in header and choices:     # multiple choice (albert_tf.data.tasks format)
+        ia = header.index("context")
+        return [r[ia] for r in rows[1:]], [[r[i] for i in choices] for r in rows[1:]]
     for a, b in (("sentence", None), ("sentence1", "sentence2"), ("question", "context"),
-                 ("text_a", "text_b"), ("text", None)):
+                 ("text_a", "text_b"), ("text", None), ("tokens", None)):
         if a in header:
             ia = header.index(a)
             ib = header.index(b) if b and b in header else None
@@ -286,8 +264,10 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--model", required=True, help="export directory or .tflite path")
     parser.add_argument("--text", action="append", help="input text (repeatable)")
     parser.add_argument("--text_b", action="append", help="second text for pair tasks")
-    parser.add_argument("--input_file", help="TSV with a sentence (or sentence1/sentence2) "
-                        "header, or one text per line")
+    parser.add_argument("--choice", action="append", help="multiple choice: a candidate "
+                        "second text (repeatable; the same candidates for every --text)")
+    parser.add_argument("--input_file", help="TSV with a sentence (or sentence1/sentence2, "
+                        "context/choice_0/choice_1/..., tokens) header, or one text per line")
     parser.add_argument("--output_file", help="JSON lines (default: stdout)")
     parser.add_argument("--threads", type=int, default=2, help="interpreter threads")
     parser.add_argument("--no_xnnpack", action="store_true", help="builtin kernels only")
@@ -298,6 +278,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         texts_a, texts_b = _read_inputs(args.input_file)
     elif args.text:
         texts_a, texts_b = args.text, args.text_b
+        if args.choice:
+            texts_b = [list(args.choice)] * len(texts_a)
     else:
         parser.error("pass --text or --input_file")
     runner = TFLiteRunner(args.model, args.threads, not args.no_xnnpack)

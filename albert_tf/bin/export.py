@@ -40,9 +40,10 @@ def define_flags() -> None:
     flags.DEFINE_string("name", None, "saved_model: model name (default: the task name).")
     flags.DEFINE_integer("version", None, "saved_model: version (default: next free number).")
     # TFLite
-    flags.DEFINE_enum("quantization", "none",
-                      ["none", "float16", "dynamic", "int8", "int16x8", "qat"],
-                      "tflite: weight/activation quantization.")
+    from albert_tf.export import quantization
+    flags.DEFINE_enum("quantization", "none", list(quantization.names()),
+                      "tflite: weight/activation quantization (the recipes of "
+                      f"albert_tf.export.quantization: {quantization.describe()}).")
     flags.DEFINE_list("seq_lengths", None, "tflite: sequence-length buckets, one signature each "
                       "(default: the model's max_seq_length).")
     flags.DEFINE_integer("batch_size", 1, "tflite: static batch size of the signatures.")
@@ -75,7 +76,12 @@ def main(argv) -> None:
             print(f"SavedModel written to {path}")
             print(f"inspect: saved_model_cli show --dir {path} --all")
             return
+        from albert_tf.export import quantization
         from albert_tf.export.tflite import export_tflite
+        recipe = quantization.get(FLAGS.quantization)
+        if recipe.needs_qat_model and not FLAGS.qat_model_dir:
+            # The compression tools' QAT models: importing registers their loader.
+            from albert_tf.compression import qat as _qat  # noqa: F401
         float_ops = FLAGS.int8_float_ops
         if float_ops not in ("xnnpack", "none"):
             float_ops = [op.strip() for op in float_ops.split(",") if op.strip()]
@@ -102,7 +108,7 @@ def main(argv) -> None:
     if meta["custom_ops"]:
         print(f"  custom ops (register at load time): {meta['custom_ops']}")
     float_ops = meta["ops"]["float_ops"]
-    if FLAGS.quantization in ("int8", "qat", "int16x8"):
+    if recipe.reports_float_ops:
         print(f"  ops computing in float: {float_ops or 'none'}")
 
 

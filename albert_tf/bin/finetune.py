@@ -9,6 +9,16 @@
 SentEval task (mr, subj, cr, mpqa: ``DATA_DIR/extra/``), ``squad`` (its JSON files in
 DATA_DIR) or a custom TSV/CSV task (``--task=NAME --params_override=task.train_file=
 train.tsv,task.dev_file=dev.tsv,task.text_a_column=sentence,task.label_column=label``).
+A custom task whose train file has the multiple-choice header (``context, choice_0,
+choice_1, ..., label``) or the token-classification header (``tokens, tags``) trains that
+head (``task.type=multiple_choice`` / ``token_classification``; formats:
+`albert_tf.data.tasks.load_multiple_choice_task`, ``load_token_classification_task``;
+example data: ``python -m albert_tf.data.examples --output_dir=DIR``)::
+
+    albert-tf-finetune --task=rte_choice --model_config=albert_tiny --model_dir=/tmp/mc \\
+        --params_override=task.train_file=DIR/rte_choice/train.tsv,\\
+    task.dev_file=DIR/rte_choice/dev.tsv
+
 DATA_DIR is ``--data_dir``, default ``$ALBERT_TF_DATA_DIR``.
 The dev split is evaluated every ``validation_interval`` steps; the best weights by
 the task's metric (accuracy, Matthews correlation for CoLA, Pearson/Spearman for
@@ -63,7 +73,8 @@ def main(argv) -> None:
 
     def body():
         from albert_tf import resources
-        from albert_tf.training.tasks import SQUAD_TASKS, check_task_name, needs_data_dir
+        from albert_tf.training.tasks import (SQUAD_TASKS, check_task_name, custom_task_type,
+                                              needs_data_dir)
         config = training_flags.experiment_from_flags(defaults(), EXTRA_KEYS)
         if config.task.name.lower() in SQUAD_TASKS:
             config.task.type = "squad"
@@ -71,6 +82,8 @@ def main(argv) -> None:
         if needs_data_dir(config.task):
             config.task.data_dir = os.path.abspath(
                 resources.data_dir(config.task.data_dir or None))
+        if config.task.type == "classification":   # a header can ask for another head
+            config.task.type = custom_task_type(config.task) or config.task.type
         run_experiment(config, FLAGS.mode)
 
     sys.exit(main_guard(body))

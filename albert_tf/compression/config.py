@@ -12,9 +12,10 @@ task's training split and hands its model to the next::
               train_steps: 2000}
     qat: {activation_ranges: per_depth, train_steps: 1000}
 
-Keys are checked exactly as in `albert_tf.training.config` (same YAML layering and
-``--params_override`` syntax); `validate` rejects bad values with the key's name
-before any model is built or trained. Steps are always *optimizer* steps.
+The YAML layering, ``--params_override`` syntax and key checks are the package's
+configuration layer, `albert_tf.hyperparams` (the same as training and the pipeline);
+`validate` rejects bad values with the key's name before any model is built or trained.
+Steps are always *optimizer* steps.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import dataclasses
 import typing
 from typing import Any
 
-from albert_tf.training.config import (ConfigValueError, OptimizerConfig,
-                                       apply_config_layers)
+from albert_tf import hyperparams
+from albert_tf.hyperparams import ConfigValueError
+from albert_tf.training.config import OptimizerConfig
 
 STAGES = ("structured", "distillation", "pruning", "qat")
 PRUNE_GROUPS = ("attention", "ffn", "embedding_projection", "embeddings", "pooler", "head")
@@ -223,7 +225,10 @@ class CompressionConfig:
     export: ExportConfig = dataclasses.field(default_factory=ExportConfig)
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return hyperparams.as_dict(self)
+
+    def to_yaml(self) -> str:
+        return hyperparams.to_yaml(self)
 
 
 def parse_m_by_n(text: str) -> tuple[int, int] | None:
@@ -242,6 +247,10 @@ def parse_m_by_n(text: str) -> tuple[int, int] | None:
     return m, n
 
 
+def _one_of(key: str, value, allowed) -> None:
+    hyperparams.check_one_of(key, value, allowed, CompressionConfigError)
+
+
 def _fraction(key: str, value: float, upper_open: bool = True) -> None:
     ok = 0.0 <= value < 1.0 if upper_open else 0.0 <= value <= 1.0
     if not ok:
@@ -251,9 +260,7 @@ def _fraction(key: str, value: float, upper_open: bool = True) -> None:
 
 def validate_pruning(cfg: PruningConfig, key: str = "pruning") -> None:
     """Rejects impossible schedules (before TF-MOT would, and with the key's name)."""
-    if cfg.schedule not in ("polynomial_decay", "constant"):
-        raise CompressionConfigError(f"{key}.schedule: {cfg.schedule!r} is not one of "
-                                     "['polynomial_decay', 'constant'].")
+    _one_of(f"{key}.schedule", cfg.schedule, ("polynomial_decay", "constant"))
     if cfg.schedule == "polynomial_decay":
         _fraction(f"{key}.initial_sparsity", cfg.initial_sparsity)
         _fraction(f"{key}.final_sparsity", cfg.final_sparsity)
@@ -310,21 +317,16 @@ def validate(config: CompressionConfig) -> None:
     if "pruning" in config.stages:
         validate_pruning(config.pruning)
     q = config.qat
-    if q.activation_ranges not in ("per_depth", "shared"):
-        raise CompressionConfigError(f"qat.activation_ranges: {q.activation_ranges!r} is not "
-                                     "one of ['per_depth', 'shared'].")
-    if q.activation_quantizer not in ("moving_average", "last_value"):
-        raise CompressionConfigError(f"qat.activation_quantizer: {q.activation_quantizer!r} is "
-                                     "not one of ['moving_average', 'last_value'].")
+    _one_of("qat.activation_ranges", q.activation_ranges, ("per_depth", "shared"))
+    _one_of("qat.activation_quantizer", q.activation_quantizer,
+            ("moving_average", "last_value"))
     if not 0.0 <= q.ema_decay < 1.0:
         raise CompressionConfigError(f"qat.ema_decay: must be in [0, 1), got {q.ema_decay}.")
     d = config.distillation
     if "distillation" in config.stages and not d.student_config:
         raise CompressionConfigError("distillation.student_config: name the student, e.g. "
                                      "albert_mini or a config JSON path.")
-    if d.student_init not in ("random", "teacher"):
-        raise CompressionConfigError(f"distillation.student_init: {d.student_init!r} is not "
-                                     "one of ['random', 'teacher'].")
+    _one_of("distillation.student_init", d.student_init, ("random", "teacher"))
     if d.temperature <= 0:
         raise CompressionConfigError(f"distillation.temperature: must be > 0, got "
                                      f"{d.temperature}.")
@@ -335,9 +337,7 @@ def validate(config: CompressionConfig) -> None:
     s = config.structured
     _fraction("structured.head_fraction", s.head_fraction)
     _fraction("structured.ffn_fraction", s.ffn_fraction)
-    if s.importance not in ("magnitude", "gradient"):
-        raise CompressionConfigError(f"structured.importance: {s.importance!r} is not one of "
-                                     "['magnitude', 'gradient'].")
+    _one_of("structured.importance", s.importance, ("magnitude", "gradient"))
     if s.importance == "gradient" and s.importance_batches <= 0:
         raise CompressionConfigError("structured.importance_batches: must be >= 1.")
     if config.data.batch_size <= 0 or config.data.eval_batch_size <= 0:
@@ -347,7 +347,5 @@ def validate(config: CompressionConfig) -> None:
 def build_compression_config(config_files=(), params_overrides=(),
                              base: CompressionConfig | None = None) -> CompressionConfig:
     """Defaults, then each YAML file, then each ``params_override``, then `validate`."""
-    config = apply_config_layers(base if base is not None else CompressionConfig(),
-                                 config_files, params_overrides)
-    validate(config)
-    return config
+    return hyperparams.build_config(base if base is not None else CompressionConfig(),
+                                    config_files, params_overrides, validate)

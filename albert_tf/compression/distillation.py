@@ -22,6 +22,7 @@ from albert_tf.backend import keras, tf
 from albert_tf.compression.config import CompressionConfigError, DistillationConfig
 from albert_tf.config import AlbertConfig
 from albert_tf.layers import FeedForwardBlock, SelfAttentionBlock
+from albert_tf.networks.encoder import sublayer_name
 
 
 # ------------------------------------------------------------------------------- probes
@@ -210,12 +211,6 @@ class Distiller(keras.Model):
 
 
 # ------------------------------------------------------------------------ student init
-def _owner(config: AlbertConfig, layer: int, kind: str) -> str:
-    shared = config.sharing in ("all", kind)
-    owner = f"group_{config.group_of_layer(layer)}" if shared else f"layer_{layer}"
-    return f"{owner}_inner_0_{'attention' if kind == 'attention' else 'ffn'}"
-
-
 def init_student_from_teacher(student: keras.Model, teacher: keras.Model,
                               layer_map: list[int] | None = None) -> dict[str, list[str]]:
     """Copies the teacher's weights into the student where shapes agree: embeddings,
@@ -230,7 +225,8 @@ def init_student_from_teacher(student: keras.Model, teacher: keras.Model,
         source_of[name] = name
     for i in range(s_cfg.num_hidden_layers):
         for kind in ("attention", "ffn"):
-            s_owner, t_owner = _owner(s_cfg, i, kind), _owner(t_cfg, layer_map[i] - 1, kind)
+            s_owner = sublayer_name(s_cfg, i, kind)
+            t_owner = sublayer_name(t_cfg, layer_map[i] - 1, kind)
             for name in s_weights:
                 if name.startswith(s_owner + "/"):
                     source_of[name] = t_owner + name[len(s_owner):]

@@ -230,21 +230,23 @@ def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
 
 def export(model_dir: str, config: CompressionConfig, quantized: bool, log) -> dict:
     """``tflite/model.tflite`` (float, export library) and, after QAT,
-    ``tflite_int8/model.tflite``: full integer (`qat.convert_int8`, calibrated on
-    ``qat.calibration_examples`` training sentences for what QAT does not cover)."""
+    ``tflite_int8/model.tflite``: full integer (the export's ``qat`` recipe with
+    ``strict_int8``, `qat.convert_int8`, calibrated on ``qat.calibration_examples``
+    training sentences for what QAT does not cover)."""
     from albert_tf.export.tflite import export_tflite
     seq = config.export.seq_length or None
     out = {}
     if quantized:
-        from albert_tf.compression import qat
+        from albert_tf.compression import qat   # registers the QAT loader with the export
         from albert_tf.export.common import load_source
+        from albert_tf.export.quantization import load_qat_model
         source = load_source(model_dir)
         inputs = data_lib.load_task_inputs(
             source.task_info, data_lib.default_data_dir(config.data.data_dir),
             source.vocab_file, config.data.task, config.data.max_seq_length)
         seq = seq or inputs.max_seq_length
         features, _ = inputs.encoded(inputs.train[:config.qat.calibration_examples], seq)
-        content = qat.convert_int8(qat.load_qat_model(model_dir), source, features, seq)
+        content = qat.convert_int8(load_qat_model(model_dir), source, features, seq)
         target = os.path.join(config.model_dir, "tflite_int8")
         os.makedirs(target, exist_ok=True)
         out["int8"] = os.path.join(target, "model.tflite")

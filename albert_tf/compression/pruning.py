@@ -173,13 +173,6 @@ def pruning_wrappers(model: keras.Model) -> list[PruneLowMagnitudeOncePerStep]:
     return [layer for layer in model.layers if isinstance(layer, PruneLowMagnitudeOncePerStep)]
 
 
-def set_pruning_step(model: keras.Model, step: int) -> None:
-    """Sets every wrapper's step (custom training loops: call before each step with
-    ``optimizer.iterations + 1``)."""
-    wrappers = pruning_wrappers(model)
-    keras.backend.batch_set_value([(w.pruning_step, int(step)) for w in wrappers])
-
-
 class PruningStepCallback(tfmot.sparsity.keras.UpdatePruningStep):
     """Sets every `PruneLowMagnitudeOncePerStep` step to ``optimizer.iterations + 1``
     before each batch and applies the masks after each epoch and at the end."""

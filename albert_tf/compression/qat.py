@@ -1,4 +1,4 @@
-"""Quantization-aware training of ALBERT with TF-MOT, and its int8 TFLite conversion.
+"""Quantization-aware training of ALBERT with TF-MOT; its models export with the ``qat`` recipe.
 
 TF-MOT has no quantization support for attention (``MultiHeadAttention`` is not in
 its registry), LayerNorm or custom layers, so this module brings `QuantizeConfig`s
@@ -52,6 +52,13 @@ nothing at inference. ``benchmarks/compression_qat.py`` measures both.
 Ranges are EMAs (decay ``ema_decay``) of the batch min/max, set from the first
 batch instead of TF-MOT's fixed [-6, 6] start, so short QAT runs are calibrated.
 
+Export
+------
+Importing this module registers `load_qat_model` and `quantize_scope` with
+`albert_tf.export.quantization` (the export package imports nothing from here): the
+``qat`` recipe of ``albert-tf-export --quantization=qat`` and `convert_int8` then convert
+the QAT model through the export's one converter path (`albert_tf.export.tflite.convert`).
+
 Kernels are quantized per tensor by default (TF-MOT's Dense default). Per output
 channel (``per_channel_weights``) trains fine, but the TFLite converter rejects a
 per-channel kernel of a Dense applied to a ``[B, S, H]`` input whenever it is used once
@@ -62,7 +69,6 @@ and the embedding projection; a block shared across depths happens to convert).
 from __future__ import annotations
 
 import os
-from typing import Callable
 
 import numpy as np
 import tensorflow_model_optimization as tfmot
@@ -72,6 +78,7 @@ from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import named_weights
 from albert_tf.compression.config import QATConfig
 from albert_tf.compression.graph import fresh_copy, rewrap, split_shared_nodes
+from albert_tf.export import quantization as export_quantization
 from albert_tf.layers import ClsPooler, FeedForwardBlock, SelfAttentionBlock
 
 Q = tfmot.quantization.keras
@@ -450,7 +457,8 @@ def save_qat_config(directory: str, cfg: QATConfig) -> None:
 def load_qat_model(model_dir: str) -> keras.Model | None:
     """The QAT Keras model of a directory written from a QAT model (``qat.json`` + the
     weights including the learned ranges); None when ``model_dir`` has no ``qat.json``.
-    ``albert_tf.export.tflite.load_qat_model`` (``--quantization=qat``) calls this."""
+    Registered with `albert_tf.export.quantization.register_qat_loader` at import, so
+    ``--quantization=qat`` finds it."""
     import json
 
     from albert_tf.checkpoints import load_task_model, restore_weights
@@ -470,26 +478,20 @@ def load_qat_model(model_dir: str) -> keras.Model | None:
 
 
 # ------------------------------------------------------------------------------- TFLite
-def representative_dataset(features: dict, limit: int) -> Callable:
-    """A converter ``representative_dataset``: single padded examples (batch of 1) of
-    ``features`` (int32 ``[n, seq]`` arrays, e.g. from the training split)."""
-    def generate():
-        n = min(limit, len(next(iter(features.values()))))
-        for i in range(n):
-            yield {k: np.asarray(v[i:i + 1], np.int32) for k, v in features.items()}
-    return generate
-
-
 def convert_int8(qat_model: keras.Model, source, calibration: dict, seq_length: int) -> bytes:
     """Full-integer TFLite bytes of a QAT model: int8 weights and activations, every op an
     int8 builtin; QAT ranges where the model has them, ``calibration`` (padded
     ``[n, seq_length]`` features, training split) for the rest (embeddings, LayerNorm
-    statistics). Signatures as `albert_tf.export.tflite` (``source``: its `ExportSource`).
+    statistics). The export's ``qat`` recipe with ``strict_int8`` (the same converter path
+    as ``albert-tf-export --quantization=qat``); signatures as `albert_tf.export.tflite`
+    (``source``: its `ExportSource`).
     """
-    from albert_tf.export.tflite import concrete_functions
-    holder, functions = concrete_functions(source, qat_model, [seq_length], 1)
-    converter = tf.lite.TFLiteConverter.from_concrete_functions(functions, holder)
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = representative_dataset(calibration, 10 ** 9)
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    return converter.convert()
+    from albert_tf.export.tflite import convert
+    return convert(source, "qat", [seq_length], 1, calibration=calibration,
+                   qat_model=qat_model, strict_int8=True)
+
+
+# What the export's ``qat`` recipe needs from this package: the model loader and the
+# custom objects of a QAT SavedModel.
+export_quantization.register_qat_loader(load_qat_model)
+export_quantization.register_qat_scope(quantize_scope)

@@ -123,6 +123,10 @@ def known_tasks(squad: bool = True, custom: bool = True) -> str:
     if squad:
         parts.append("SQuAD (its JSON files in DATA_DIR): squad")
     if custom:
+        parts.append(f"multiple choice: {MULTIPLE_CHOICE_SYNTAX} (header context, choice_0, "
+                     "choice_1, ..., label)")
+        parts.append(f"token classification: {TOKEN_CLASSIFICATION_SYNTAX} (header tokens, "
+                     "tags)")
         parts.append(f"a custom TSV/CSV task: {CUSTOM_TASK_SYNTAX} (paths relative to "
                      "--data_dir or absolute; columns by header name or 0-based index; add "
                      "task.text_b_column=... for sentence pairs, task.is_regression=true for "
@@ -351,6 +355,212 @@ def load_tsv_task(train_file: str, dev_file: str | None = None, test_file: str |
         metric = "pearson_spearman" if is_regression else "accuracy"
     return TaskData(name, train, splits[0], splits[1],
                     None if is_regression else list(label_list), is_regression, metric, skipped)
+
+
+# ----------------------------------------------------------------------------------------
+# Multiple choice and token classification (TSV with a header)
+
+MULTIPLE_CHOICE_SYNTAX = ("--task=NAME --params_override=task.type=multiple_choice,"
+                          "task.train_file=train.tsv,task.dev_file=dev.tsv")
+TOKEN_CLASSIFICATION_SYNTAX = ("--task=NAME --params_override=task.type=token_classification,"
+                               "task.train_file=train.tsv,task.dev_file=dev.tsv")
+
+
+def _header_rows(path: str) -> tuple[list[str], list[list[str]]]:
+    if not os.path.isfile(path):
+        raise TaskDataError(f"task data file not found: {path}")
+    rows = _read_rows(path, _delimiter_for(path, None))
+    if not rows:
+        raise TaskDataError(f"{path} is empty (expected a header row)")
+    return [h.strip() for h in rows[0]], rows[1:]
+
+
+def detect_task_type(path: str) -> str | None:
+    """``multiple_choice`` or ``token_classification`` when the header of ``path`` is one
+    of those formats (`load_multiple_choice_task`, `load_token_classification_task`)."""
+    try:
+        header, _ = _header_rows(path)
+    except (TaskDataError, OSError):
+        return None
+    if "context" in header and "choice_0" in header and "choice_1" in header:
+        return "multiple_choice"
+    if "tokens" in header and "tags" in header:
+        return "token_classification"
+    return None
+
+
+def load_multiple_choice_task(train_file: str, dev_file: str | None = None,
+                              test_file: str | None = None, name: str = "multiple_choice",
+                              context_column: str = "context", label_column: str = "label"
+                              ) -> TaskData:
+    """A multiple-choice task: pick the right second text for a context.
+
+    Format: TSV (CSV for ``.csv``) with a header ``context<TAB>choice_0<TAB>...<TAB>
+    choice_{C-1}<TAB>label``; ``label`` is the 0-based index of the right choice (may be
+    absent in the test file). Every file has the same C >= 2. Examples are
+    ``Example(text_a=context, text_b=(choice_0, ...), label="<index>")``; ``label_list`` is
+    ``["0", ..., "C-1"]``; the metric is accuracy.
+    """
+    splits, num = [], None
+    skipped: dict = {}
+    for path in (train_file, dev_file, test_file):
+        if path is None:
+            splits.append([])
+            continue
+        header, rows = _header_rows(path)
+        if context_column not in header:
+            raise TaskDataError(f"{path}: no column {context_column!r} in header {header} "
+                                "(multiple choice: context, choice_0, choice_1, ..., label)")
+        choices = [i for i, h in enumerate(header) if h.startswith("choice_")]
+        if len(choices) < 2 or (num is not None and len(choices) != num):
+            raise TaskDataError(f"{path}: {len(choices)} choice_* columns; need >= 2, the "
+                                "same number in every file")
+        num = len(choices)
+        ic = header.index(context_column)
+        il = header.index(label_column) if label_column in header else None
+        out, bad = [], 0
+        for row in rows:
+            if len(row) != len(header):
+                bad += 1
+                continue
+            label = None
+            if il is not None:
+                label = row[il].strip()
+                if not label.isdigit() or int(label) >= num:
+                    bad += 1
+                    continue
+            out.append(Example(row[ic].strip(), tuple(row[i].strip() for i in choices), label))
+        skipped[os.path.basename(path)] = bad
+        splits.append(out)
+    return TaskData(name, splits[0], splits[1], splits[2], [str(i) for i in range(num)],
+                    False, "accuracy", skipped)
+
+
+def load_token_classification_task(train_file: str, dev_file: str | None = None,
+                                   test_file: str | None = None,
+                                   name: str = "token_classification",
+                                   label_list: Sequence[str] | None = None,
+                                   tokens_column: str = "tokens", tags_column: str = "tags"
+                                   ) -> TaskData:
+    """A token (word) classification task: one tag per whitespace-separated word.
+
+    Format: TSV (CSV for ``.csv``) with a header ``tokens<TAB>tags``: the words of a
+    sentence separated by single spaces, and as many tags, also space-separated (``O`` for
+    untagged words, by convention). ``tags`` may be absent in the test file. Examples are
+    ``Example(text_a="w1 w2 ...", label=("T1", "T2", ...))``; ``label_list`` defaults to
+    the sorted tags of the train file; the metric is ``f1``: micro F1 over the words whose
+    gold or predicted tag is not ``O`` (`albert_tf.training.metrics.tagging_metrics`).
+    """
+    splits: list[list[Example]] = []
+    skipped: dict = {}
+    for path in (train_file, dev_file, test_file):
+        if path is None:
+            splits.append([])
+            continue
+        header, rows = _header_rows(path)
+        if tokens_column not in header:
+            raise TaskDataError(f"{path}: no column {tokens_column!r} in header {header} "
+                                "(token classification: tokens, tags)")
+        it = header.index(tokens_column)
+        ig = header.index(tags_column) if tags_column in header else None
+        out, bad = [], 0
+        for row in rows:
+            if len(row) != len(header):
+                bad += 1
+                continue
+            words = row[it].split()
+            tags = tuple(row[ig].split()) if ig is not None else None
+            if not words or (tags is not None and len(tags) != len(words)) or (
+                    tags is not None and label_list and not set(tags) <= set(label_list)):
+                bad += 1
+                continue
+            out.append(Example(" ".join(words), None, tags))
+        skipped[os.path.basename(path)] = bad
+        splits.append(out)
+    if label_list is None:
+        label_list = sorted({t for e in splits[0] for t in e.label})
+    return TaskData(name, splits[0], splits[1], splits[2], list(label_list), False, "f1",
+                    skipped)
+
+
+def multiple_choice_dataset(examples: Sequence[Example], tokenizer, max_seq_length: int,
+                            batch_size: int, is_training: bool, seed: int | None = None,
+                            input_context=None):
+    """(features, labels) batches; features int32 ``[B, C, S]`` (S: the longest packed
+    (context, choice) pair of ``examples``, at most ``max_seq_length``), labels int32
+    ``[B]`` (-1 when missing)."""
+    from albert_tf.backend import tf
+    if not examples:
+        raise TaskDataError("no examples")
+    packed = [[tokenizer.pack(ex.text_a, c, max_seq_length, pad=False) for c in ex.text_b]
+              for ex in examples]
+    seq = max(len(p["input_word_ids"]) for rows in packed for p in rows)
+    arrays = {}
+    for name, fill in (("input_word_ids", tokenizer.pad_id), ("input_mask", 0),
+                       ("input_type_ids", 0)):
+        out = np.full((len(packed), len(packed[0]), seq), fill, np.int32)
+        for i, rows in enumerate(packed):
+            for j, p in enumerate(rows):
+                values = p[name] if name != "input_mask" else [1] * len(p["input_word_ids"])
+                out[i, j, :len(values)] = values
+        arrays[name] = out
+    labels = np.array([-1 if ex.label is None else int(ex.label) for ex in examples], np.int32)
+    return _batched(tf, arrays, labels, batch_size, is_training, seed, input_context)
+
+
+def encode_tagged(example: Example, tokenizer, max_seq_length: int,
+                  label_index: dict[str, int] | None) -> tuple[list[int], list[int]]:
+    """(packed ids, labels): ``[CLS] pieces [SEP]``; each word's first piece carries its tag
+    index (-2 for an untagged word), every other position -1 (negative labels are ignored
+    by the loss and the metrics)."""
+    ids, labels = [tokenizer.cls_id], [-1]
+    tags = example.label or [None] * len(example.text_a.split())
+    for word, tag in zip(example.text_a.split(), tags):
+        pieces = tokenizer.encode(word)
+        if not pieces:
+            continue
+        if len(ids) + len(pieces) > max_seq_length - 1:
+            break
+        ids += pieces
+        first = -2 if tag is None or label_index is None else label_index[tag]
+        labels += [first] + [-1] * (len(pieces) - 1)
+    return ids + [tokenizer.sep_id], labels + [-1]
+
+
+def token_classification_dataset(examples: Sequence[Example], tokenizer, max_seq_length: int,
+                                 batch_size: int, is_training: bool, label_list: Sequence[str],
+                                 seed: int | None = None, input_context=None):
+    """(features, labels) batches; features int32 ``[B, S]``, labels int32 ``[B, S]`` (-1:
+    not a word's first piece, -2: a first piece without a tag); S = ``max_seq_length``."""
+    from albert_tf.backend import tf
+    if not examples:
+        raise TaskDataError("no examples")
+    index = {t: i for i, t in enumerate(label_list)}
+    n, seq = len(examples), max_seq_length
+    arrays = {"input_word_ids": np.full((n, seq), tokenizer.pad_id, np.int32),
+              "input_mask": np.zeros((n, seq), np.int32),
+              "input_type_ids": np.zeros((n, seq), np.int32)}
+    labels = np.full((n, seq), -1, np.int32)
+    for i, ex in enumerate(examples):
+        ids, tags = encode_tagged(ex, tokenizer, seq, index)
+        arrays["input_word_ids"][i, :len(ids)] = ids
+        arrays["input_mask"][i, :len(ids)] = 1
+        labels[i, :len(tags)] = tags
+    return _batched(tf, arrays, labels, batch_size, is_training, seed, input_context)
+
+
+def _batched(tf, arrays: dict, labels: np.ndarray, batch_size: int, is_training: bool,
+             seed: int | None, input_context):
+    ds = tf.data.Dataset.from_tensor_slices((arrays, labels))
+    per_replica = batch_size
+    if input_context is not None:
+        per_replica = input_context.get_per_replica_batch_size(batch_size)
+        ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    if is_training:
+        ds = ds.shuffle(len(labels), seed=seed, reshuffle_each_iteration=True)
+    options = tf.data.Options()
+    options.deterministic = True
+    return ds.batch(per_replica).with_options(options).prefetch(tf.data.AUTOTUNE)
 
 
 # ----------------------------------------------------------------------------------------

@@ -4,10 +4,14 @@
     export_saved_model("runs/sst2", "serving")              # serving/sst2/1/
     export_tflite("runs/sst2", "edge/sst2_int8", quantization="int8")
 
-Submodules import TensorFlow; `albert_tf.export.metadata` does not (the edge runner uses it).
+`albert_tf.export.quantization` holds the quantization recipes (``--quantization``
+choices: `quantization.names()`) and the registration hooks for quantization-aware models.
+
+Submodules import TensorFlow; `albert_tf.export.metadata` does not (the edge runner uses it),
+nor does `albert_tf.export.quantization` until it converts or loads.
 """
 
-import importlib
+from albert_tf.lazy import lazy_exports
 
 _EXPORTS = {
     "ExportError": "albert_tf.export.common",
@@ -15,14 +19,11 @@ _EXPORTS = {
     "export_saved_model": "albert_tf.export.saved_model",
     "export_tflite": "albert_tf.export.tflite",
     "QUANTIZATIONS": "albert_tf.export.tflite",
+    "Recipe": "albert_tf.export.quantization",
+    "register_qat_loader": "albert_tf.export.quantization",
+    "load_qat_model": "albert_tf.export.quantization",
 }
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'albert_tf.export' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

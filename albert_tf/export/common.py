@@ -3,7 +3,7 @@
 `load_source` reads a model directory (``config.json``, weights, ``task.json``,
 ``vocab.model``) into an `ExportSource`; a directory without a vocabulary fails here, before
 anything is written. `task_outputs` turns the raw outputs of a task model into what users of
-the exported artifact get (probabilities and label ids, values, best answer spans).
+the exported artifact get (the head's outputs: `albert_tf.heads`).
 `atomic_directory` writes into a temporary sibling and moves it into place at the end.
 """
 
@@ -16,13 +16,15 @@ import shutil
 import tempfile
 from typing import Iterator
 
+from albert_tf import heads as heads_lib
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import (TASK_FILE, VOCAB_FILE, CheckpointError, TaskInfo,
                                    load_config_from_dir, load_task_model, restore_weights)
 from albert_tf.config import AlbertConfig
 
 # Longest answer (in tokens) considered when decoding spans in-graph.
-MAX_ANSWER_LENGTH = 30
+MAX_ANSWER_LENGTH = heads_lib.MAX_ANSWER_LENGTH
+best_spans = heads_lib.best_spans
 
 
 class ExportError(ValueError):
@@ -57,11 +59,14 @@ class ExportSource:
         return self.task_info.label_list
 
     @property
+    def head(self) -> heads_lib.TaskHead:
+        """The head's entry in the registry (`albert_tf.heads`)."""
+        return heads_lib.get(self.task_info.head)
+
+    @property
     def text_inputs(self) -> tuple[str, ...]:
         """Names of the string inputs of the serving signature."""
-        if self.task_info.head == "span":
-            return ("question", "context")
-        return ("text_a", "text_b") if self.task_info.text_pair else ("text",)
+        return self.head.text_inputs(self.task_info)
 
 
 def find_vocab(model_dir: str, vocab_file: str | None = None) -> str:
@@ -105,7 +110,7 @@ def load_source(model_dir: str, vocab_file: str | None = None) -> ExportSource:
         has_mlm = False
         if os.path.exists(os.path.join(model_dir, TASK_FILE)):
             model, task_info = load_task_model(model_dir)
-            has_mlm = task_info.head == "pretraining"
+            has_mlm = any(w.name.startswith("mlm/") for w in model.weights)
         else:
             from albert_tf.models import build_pretrainer
             from albert_tf.networks import build_encoder
@@ -114,61 +119,16 @@ def load_source(model_dir: str, vocab_file: str | None = None) -> ExportSource:
             model = build_pretrainer(config) if has_mlm else build_encoder(config)
             restore_weights(model, model_dir)
             task_info = TaskInfo(task="pretrained", head="pretraining")
-    except CheckpointError as e:
+    except (CheckpointError, ValueError) as e:
         raise ExportError(str(e)) from e
-    if task_info.head not in ("classification", "regression", "span", "pretraining"):
-        raise ExportError(f"export supports classification, regression, span and pretrained "
-                          f"models; {model_dir} has head {task_info.head!r}.")
     return ExportSource(model_dir=model_dir, config=config, task_info=task_info, model=model,
                         encoder=_encoder_view(model), vocab_file=vocab, has_mlm=has_mlm)
-
-
-def best_spans(start_logits: tf.Tensor, end_logits: tf.Tensor, input_type_ids: tf.Tensor,
-               input_mask: tf.Tensor, input_word_ids: tf.Tensor, sep_id: int,
-               max_answer_length: int = MAX_ANSWER_LENGTH) -> dict[str, tf.Tensor]:
-    """Best ``start <= end < start + max_answer_length`` inside the context segment.
-
-    Returns ``start_index``, ``end_index`` (int32 token positions of the packed input) and
-    ``score`` (``start_logit + end_logit``) per row; ``-1`` indices when there is no context.
-    """
-    in_context = ((input_type_ids == 1) & (input_mask == 1)
-                  & tf.not_equal(input_word_ids, sep_id))                  # [B, S]
-    neg = tf.constant(-1e30, tf.float32)
-    start = tf.where(in_context, start_logits, neg)
-    end = tf.where(in_context, end_logits, neg)
-    seq = tf.shape(start)[1]
-    i = tf.range(seq)
-    band = (i[tf.newaxis, :] >= i[:, tf.newaxis]) & (
-        i[tf.newaxis, :] < i[:, tf.newaxis] + max_answer_length)           # [S, S] start x end
-    scores = start[:, :, tf.newaxis] + end[:, tf.newaxis, :]
-    scores = tf.where(band[tf.newaxis], scores, neg)
-    flat = tf.reshape(scores, [tf.shape(scores)[0], -1])
-    best = tf.cast(tf.argmax(flat, axis=-1), tf.int32)
-    score = tf.reduce_max(flat, axis=-1)
-    found = tf.reduce_any(in_context, axis=-1)
-    start_index = tf.where(found, best // seq, -1)
-    end_index = tf.where(found, best % seq, -1)
-    return {"start_index": start_index, "end_index": end_index,
-            "score": tf.where(found, score, tf.zeros_like(score))}
 
 
 def task_outputs(source: ExportSource, outputs: dict[str, tf.Tensor],
                  features: dict[str, tf.Tensor], sep_id: int) -> dict[str, tf.Tensor]:
     """The task outputs of a model call (tensors only; strings are added by the caller)."""
-    head = source.task_info.head
-    if head == "classification":
-        logits = tf.cast(outputs["logits"], tf.float32)
-        return {"probabilities": tf.nn.softmax(logits, axis=-1),
-                "label_id": tf.cast(tf.argmax(logits, axis=-1), tf.int32)}
-    if head == "regression":
-        return {"value": tf.reshape(tf.cast(outputs["value"], tf.float32), [-1])}
-    if head == "span":
-        spans = best_spans(outputs["start_logits"], outputs["end_logits"],
-                           features["input_type_ids"], features["input_mask"],
-                           features["input_word_ids"], sep_id)
-        return dict(spans, start_logits=outputs["start_logits"],
-                    end_logits=outputs["end_logits"])
-    return {"pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
+    return source.head.outputs(source, outputs, features, sep_id)
 
 
 @contextlib.contextmanager

@@ -11,14 +11,22 @@ signature         inputs                                      outputs
 ================  ==========================================  ===================================
 serving_default   ``text`` string [B] (``text_a``/``text_b``    classification: ``probabilities``
                   for pair tasks, ``question``/``context``     float [B, C], ``label`` string [B],
-                  for span models)                             ``label_id`` int32 [B];
-                                                               regression: ``value`` float [B];
+                  for span models, ``context`` [B] and         ``label_id`` int32 [B];
+                  ``choices`` [B, C] for multiple choice)      regression: ``value`` float [B];
                                                                span: ``answer`` string [B],
                                                                ``start_index``/``end_index``
                                                                int32 [B], ``score`` float [B];
+                                                               multiple choice: ``choice``
+                                                               string [B], ``choice_id`` int32
+                                                               [B], ``probabilities`` [B, C];
+                                                               token classification: per piece
+                                                               ``token``, ``label`` string
+                                                               [B, S], ``label_id`` [B, S],
+                                                               ``probabilities`` [B, S, T];
                                                                pretrained: ``pooled_output``
 tokenize          as serving_default                          ``input_word_ids``, ``input_mask``,
                                                                ``input_type_ids`` int32 [B, S]
+                                                               ([B, C, S]: multiple choice)
 encode            the three int32 [B, S] ids                  ``sequence_output`` [B, S, H],
                                                                ``pooled_output`` [B, H]
 mlm (pretrained)  the three int32 [B, S] ids                  ``mlm_logits`` [B, S, V],
@@ -27,7 +35,7 @@ mlm (pretrained)  the three int32 [B, S] ids                  ``mlm_logits`` [B,
 
 Text is tokenized exactly as ``AlbertTokenizer.pack`` (``AlbertTFTokenizer``), truncated to
 the model's ``max_seq_length``; invalid UTF-8 is decoded with U+FFFD, so any byte string gets
-an answer. Loading needs ``import tensorflow_text`` (for its ops) and nothing of albert_tf.
+an answer. What differs by head comes from `albert_tf.heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing of albert_tf.
 """
 
 from __future__ import annotations
@@ -51,48 +59,26 @@ class ServingModule(tf.Module):
 
         info = source.task_info
         self.source = source
+        self.head = source.head
         self.model = source.model
         self.encoder = source.encoder
         self.tokenizer = AlbertTFTokenizer(source.vocab_file, do_lower_case=info.do_lower_case,
                                            fast=False, max_seq_length=info.max_seq_length)
         self.vocab_asset = tf.saved_model.Asset(source.vocab_file)
         self.labels_asset = tf.saved_model.Asset(labels_file) if labels_file else None
-        if info.head == "span":
-            import tensorflow_text as tf_text
-            self.detokenizer = tf_text.SentencepieceTokenizer(
-                open(source.vocab_file, "rb").read())
-        self._label_names = tf.constant(list(info.label_list)) if info.label_list else None
+        self.label_names = tf.constant(list(info.label_list)) if info.label_list else None
+        self.head.prepare_serving(self)
 
     # -- building blocks ---------------------------------------------------------------
 
     def _features(self, texts: list[tf.Tensor]) -> dict[str, tf.Tensor]:
-        text_a = tf.reshape(texts[0], [-1])
-        text_b = tf.reshape(texts[1], [-1]) if len(texts) > 1 else None
-        if text_b is not None:       # else an obscure shape error deep in the tokenizer
-            first, second = self.source.text_inputs
-            check = tf.debugging.assert_equal(
-                tf.size(text_a), tf.size(text_b), message=(
-                    f"{first} and {second} must have the same batch size (one pair per row)"))
-            with tf.control_dependencies([check]):
-                text_a = tf.identity(text_a)
-        return self.tokenizer(text_a, text_b)
-
-    def _answer(self, features, start_index, end_index) -> tf.Tensor:
-        positions = tf.ragged.range(tf.maximum(start_index, 0),
-                                    tf.where(start_index >= 0, end_index + 1, 0))
-        ids = tf.gather(features["input_word_ids"], positions, batch_dims=1)
-        return self.detokenizer.detokenize(ids)
+        return self.head.tokenize(self.tokenizer, texts, self.source.text_inputs)
 
     def serve(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
         features = self._features(list(texts))
         outputs = self.model(features, training=False)
         result = task_outputs(self.source, outputs, features, self.tokenizer.sep_id)
-        head = self.source.task_info.head
-        if head == "classification":
-            result["label"] = tf.gather(self._label_names, result["label_id"])
-        elif head == "span":
-            result["answer"] = self._answer(features, result["start_index"],
-                                            result["end_index"])
+        result.update(self.head.serving_strings(self, result, features, list(texts)))
         return result
 
     def tokenize(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -101,6 +87,7 @@ class ServingModule(tf.Module):
     def encode(self, input_word_ids, input_mask, input_type_ids) -> dict[str, tf.Tensor]:
         features = {"input_word_ids": input_word_ids, "input_mask": input_mask,
                     "input_type_ids": input_type_ids}
+        features = self.head.model_features(features)
         return {k: tf.cast(v, tf.float32)
                 for k, v in self.encoder(features, training=False).items()}
 
@@ -114,7 +101,8 @@ class ServingModule(tf.Module):
     # -- signatures --------------------------------------------------------------------
 
     def signatures(self) -> dict[str, tf.types.experimental.ConcreteFunction]:
-        text_specs = [tf.TensorSpec([None], tf.string, name=n) for n in self.source.text_inputs]
+        text_specs = [tf.TensorSpec(self.head.text_shape(n), tf.string, name=n)
+                      for n in self.source.text_inputs]
         id_specs = [tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES]
 
         def named(fn, name, specs):

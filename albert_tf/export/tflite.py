@@ -10,7 +10,8 @@ signatures ``serving_default`` (string ``text`` [batch] -> task outputs) and ``t
 (string -> the three ids) around `LiteTokenizer` (custom op ``FastSentencepieceTokenize``:
 register it with tensorflow-text's ``tflite_registrar``).
 
-Quantization (``quantization=``):
+Quantization (``quantization=``: a recipe of `albert_tf.export.quantization`, the one table
+the binaries and the pipeline read):
 
 =========  ==============================================================================
 none       float32
@@ -22,8 +23,10 @@ int8       int8 weights and activations, calibrated on real task text; int32 ids
            whole graph runs in XNNPACK; ``"none"`` makes every op integer (for
            integer-only accelerators; slower on CPUs). The report lists float ops.
 int16x8    int16 activations, int8 weights (more accurate, slower kernels; for comparison)
-qat        a quantization-aware trained Keras model (`load_qat_model`) converted to int8 with
-           its learned ranges (task text calibrates the tensors QAT leaves uncovered)
+qat        a quantization-aware trained Keras model (`load_qat_model`: loaders registered by
+           the package that trains it) converted to int8 with its learned ranges (task text,
+           or packed features, calibrates the tensors QAT leaves uncovered;
+           ``strict_int8=True`` makes every op an int8 builtin)
 =========  ==============================================================================
 
 The export directory holds ``model.tflite`` and the metadata files of
@@ -35,16 +38,16 @@ from __future__ import annotations
 import json
 import os
 import random
-from typing import Callable, Iterable, Sequence
-
-import numpy as np
+from typing import Iterable, Sequence
 
 from albert_tf.backend import keras, tf
-from albert_tf.export.common import (ExportError, ExportSource, atomic_directory, load_source,
-                                     task_outputs)
+from albert_tf.export import quantization as recipes
+from albert_tf.export.common import ExportError, ExportSource, atomic_directory, load_source
+from albert_tf.export.quantization import (QAT_DIR, load_qat_model,  # noqa: F401 (API)
+                                           register_qat_loader, representative_dataset)
 from albert_tf.networks import INPUT_NAMES
 
-QUANTIZATIONS = ("none", "float16", "dynamic", "int8", "int16x8", "qat")
+QUANTIZATIONS = recipes.names()   # the recipe table's keys, in order
 
 # Ops kept in float by ``int8_float_ops="xnnpack"``: every op but the FULLY_CONNECTED
 # layers (and the data-movement ops), because XNNPACK, the CPU backend of LiteRT, has no
@@ -56,63 +59,7 @@ QUANTIZATIONS = ("none", "float16", "dynamic", "int8", "int16x8", "qat")
 XNNPACK_FLOAT_OPS = ("ADD", "SUB", "MUL", "MEAN", "SQUARED_DIFFERENCE", "RSQRT", "SOFTMAX",
                      "GELU", "BATCH_MATMUL", "TANH", "ARG_MAX")
 INT8_FLOAT_OPS_PRESETS = {"none": (), "xnnpack": XNNPACK_FLOAT_OPS}
-QAT_DIR = "qat"
 DEFAULT_CALIBRATION_SIZE = 256
-
-_QAT_LOADERS: list[Callable[[str], keras.Model | None]] = []
-
-
-# ----------------------------------------------------------------------------------------
-# Quantization-aware models.
-
-
-def register_qat_loader(loader: Callable[[str], keras.Model | None]) -> None:
-    """Adds ``loader(model_dir) -> keras.Model | None`` to the QAT model lookup (first wins)."""
-    _QAT_LOADERS.insert(0, loader)
-
-
-def load_qat_model(model_dir: str, qat_model_dir: str | None = None) -> keras.Model:
-    """The quantization-aware Keras model for ``model_dir``.
-
-    Looked up in order: loaders added with `register_qat_loader`;
-    ``albert_tf.compression.qat.load_qat_model(model_dir)`` when that module exists; a
-    Keras SavedModel of the TF-MOT quantize-wrapped model at ``qat_model_dir`` or
-    ``<model_dir>/qat``. Its outputs must be those of the float task model (``logits``,
-    ``value``, ...); it converts through the same path as the float model.
-    """
-    for loader in list(_QAT_LOADERS):
-        model = loader(model_dir)
-        if model is not None:
-            return model
-    if qat_model_dir is None:
-        try:
-            from albert_tf.compression import qat as compression_qat  # type: ignore
-        except ImportError:
-            compression_qat = None
-        loader = getattr(compression_qat, "load_qat_model", None)
-        if loader is not None:
-            model = loader(model_dir)
-            if model is not None:
-                return model
-    path = qat_model_dir or os.path.join(model_dir, QAT_DIR)
-    if not os.path.exists(path):
-        raise ExportError(
-            f"--quantization=qat needs a quantization-aware trained model and none was found: "
-            f"no {path} (a Keras SavedModel of the TF-MOT quantize-wrapped task model) and no "
-            "albert_tf.compression.qat.load_qat_model. Train one with the compression tools "
-            "(quantization-aware training), or use --quantization=int8 for post-training "
-            "full-integer quantization.")
-    import tensorflow_model_optimization as tfmot
-
-    import albert_tf.layers  # noqa: F401  (registers the custom layers)
-    scope = tfmot.quantization.keras.quantize_scope
-    try:   # the compression tools' quantizers and QuantizeConfigs, when present
-        from albert_tf.compression.qat import quantize_scope as scope  # type: ignore # noqa
-    except ImportError:
-        pass
-    with scope():
-        return keras.models.load_model(path, compile=False)
-
 
 # ----------------------------------------------------------------------------------------
 # Calibration text.
@@ -172,30 +119,6 @@ def calibration_texts(source: ExportSource, calibration_file: str | None = None,
     return texts[:num]
 
 
-def representative_dataset(texts: Sequence[tuple[str, str | None]], vocab_file: str,
-                           do_lower_case: bool, seq_lengths: Sequence[int], batch_size: int,
-                           signature_keys: Sequence[str]):
-    """A ``representative_dataset`` callable: ``(signature_key, inputs)`` samples packed
-    with the Python tokenizer, the texts spread over the signatures (buckets)."""
-    from albert_tf.text.tokenizer import AlbertTokenizer
-    tok = AlbertTokenizer(vocab_file, do_lower_case=do_lower_case)
-    encoded = [(tok.encode(a), tok.encode(b) if b is not None else None) for a, b in texts]
-
-    def gen():
-        from albert_tf.text.packing import pack_ids
-        n = len(signature_keys)
-        for k, (key, seq) in enumerate(zip(signature_keys, seq_lengths)):
-            share = encoded[k::n] if len(encoded) >= 4 * n else encoded
-            for start in range(0, len(share) - batch_size + 1, batch_size):
-                rows = [pack_ids(a, b, seq, tok.cls_id, tok.sep_id, tok.pad_id)
-                        for a, b in share[start:start + batch_size]]
-                sample = {name: np.array([r[name] for r in rows], np.int32)
-                          for name in INPUT_NAMES}
-                yield (key, sample) if n > 1 else sample
-
-    return gen
-
-
 # ----------------------------------------------------------------------------------------
 # Conversion.
 
@@ -205,20 +128,12 @@ class _Holder(tf.Module):
 
 
 def _id_outputs(source: ExportSource, model: keras.Model):
-    sep_id = None
-    if source.task_info.head == "span":
-        from albert_tf.text.tokenizer import AlbertTokenizer
-        sep_id = AlbertTokenizer(source.vocab_file).sep_id
+    """The outputs of the TFLite signatures: the head's (`albert_tf.heads`)."""
+    from albert_tf.text.tokenizer import AlbertTokenizer
+    sep_id = AlbertTokenizer(source.vocab_file).sep_id
 
     def outputs(features):
-        raw = model(features, training=False)
-        if source.task_info.head == "pretraining":
-            encoded = source.encoder(features, training=False)
-            return {k: tf.cast(v, tf.float32) for k, v in encoded.items()}
-        result = task_outputs(source, raw, features, sep_id)
-        if source.task_info.head == "span":   # spans are decoded by the runner
-            result = {k: result[k] for k in ("start_logits", "end_logits")}
-        return result
+        return source.head.lite_outputs(source, model, features, sep_id)
 
     return outputs
 
@@ -235,6 +150,9 @@ def concrete_functions(source: ExportSource, model: keras.Model, seq_lengths: Se
     outputs = _id_outputs(source, model)
     functions = []
     if with_tokenizer:
+        if not source.head.lite_tokenizer:
+            raise ExportError(f"--with_tokenizer: not for {source.task_info.head} models; "
+                              "export ids signatures (the runner tokenizes).")
         from albert_tf.export.lite_tokenizer import LiteTokenizer
         info = source.task_info
         holder.tokenizer = LiteTokenizer(source.vocab_file, info.do_lower_case,
@@ -263,15 +181,35 @@ def concrete_functions(source: ExportSource, model: keras.Model, seq_lengths: Se
     return holder, functions
 
 
+def _float_ops_denylist(recipe: recipes.Recipe, int8_float_ops: str | Sequence[str],
+                        strict_int8: bool) -> tuple[str, ...]:
+    """The ops kept in float (``int8_float_ops``) where the recipe takes a denylist."""
+    if not recipe.float_ops_denylist:
+        return ()
+    if isinstance(int8_float_ops, str):
+        if int8_float_ops not in INT8_FLOAT_OPS_PRESETS:
+            raise ExportError(f"--int8_float_ops={int8_float_ops!r}: use one of "
+                              f"{sorted(INT8_FLOAT_OPS_PRESETS)} or a list of op names.")
+        denylist = tuple(INT8_FLOAT_OPS_PRESETS[int8_float_ops])
+    else:
+        denylist = tuple(op.upper() for op in int8_float_ops)
+    if denylist and strict_int8:
+        raise ExportError("--strict_int8 forbids float ops: pass --int8_float_ops=none.")
+    return denylist
+
+
 def convert(source: ExportSource, quantization: str = "none",
             seq_lengths: Sequence[int] | None = None, batch_size: int = 1,
-            with_tokenizer: bool = False,
-            calibration: Sequence[tuple[str, str | None]] | None = None,
+            with_tokenizer: bool = False, calibration=None,
             qat_model: keras.Model | None = None, strict_int8: bool = False,
             int8_float_ops: str | Sequence[str] = "xnnpack") -> bytes:
-    """The ``.tflite`` bytes of ``source`` (see the module docstring for the options)."""
-    if quantization not in QUANTIZATIONS:
-        raise ExportError(f"--quantization={quantization!r}: use one of {QUANTIZATIONS}.")
+    """The ``.tflite`` bytes of ``source`` (see the module docstring for the options).
+
+    ``calibration``: (text_a, text_b) pairs, or a dict of packed int32 ``[n, seq]``
+    features (`albert_tf.export.quantization.representative_dataset`); ``qat_model``: the
+    model of a recipe that converts a quantization-aware model (``qat``).
+    """
+    recipe = recipes.get(quantization)
     seq_lengths = sorted({int(s) for s in (seq_lengths or [source.task_info.max_seq_length])})
     max_pos = source.config.max_position_embeddings
     if seq_lengths[0] < 3 or seq_lengths[-1] > max_pos:
@@ -281,49 +219,30 @@ def convert(source: ExportSource, quantization: str = "none",
         raise ExportError(f"--batch_size must be >= 1, got {batch_size}.")
     if with_tokenizer and len(seq_lengths) > 1:
         raise ExportError("--with_tokenizer builds one sequence length; pass one --seq_lengths.")
-    if with_tokenizer and quantization in ("int8", "int16x8"):
+    if with_tokenizer and recipe.needs_calibration:
         raise ExportError(f"--with_tokenizer with --quantization={quantization}: calibration "
                           "runs the ids signatures; export the int8 model without the "
                           "tokenizer and tokenize in the app (see tflite/README.md).")
     model = source.model
-    if quantization == "qat":
+    if recipe.needs_qat_model:
         if qat_model is None:
-            raise ExportError("--quantization=qat: no QAT model given (see load_qat_model).")
+            raise ExportError(f"--quantization={quantization}: no QAT model given (see "
+                              "load_qat_model).")
         model = qat_model
+    calibrated = recipe.uses_calibration and recipes.calibration_size(calibration) > 0
+    if recipe.needs_calibration and not calibrated:
+        raise ExportError(f"--quantization={quantization} needs calibration text.")
+    denylist = _float_ops_denylist(recipe, int8_float_ops, strict_int8)
     holder, functions = concrete_functions(source, model, seq_lengths, batch_size,
                                            with_tokenizer)
     converter = tf.lite.TFLiteConverter.from_concrete_functions(functions, holder)
     if with_tokenizer:
         converter.allow_custom_ops = True
-    if quantization == "float16":
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        converter.target_spec.supported_types = [tf.float16]
-    elif quantization == "dynamic" or (quantization == "qat" and not calibration):
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    elif quantization in ("int8", "int16x8", "qat"):
-        if not calibration:
-            raise ExportError(f"--quantization={quantization} needs calibration text.")
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if calibrated:
         converter.representative_dataset = representative_dataset(
             calibration, source.vocab_file, source.task_info.do_lower_case, seq_lengths,
             batch_size, [f"seq_{s}" for s in seq_lengths])
-        if quantization in ("int8", "qat"):
-            ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        else:
-            ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
-        converter.target_spec.supported_ops = ops if strict_int8 else ops + [
-            tf.lite.OpsSet.TFLITE_BUILTINS]
-    denylist: Sequence[str] = ()
-    if quantization == "int8":
-        if isinstance(int8_float_ops, str):
-            if int8_float_ops not in INT8_FLOAT_OPS_PRESETS:
-                raise ExportError(f"--int8_float_ops={int8_float_ops!r}: use one of "
-                                  f"{sorted(INT8_FLOAT_OPS_PRESETS)} or a list of op names.")
-            denylist = INT8_FLOAT_OPS_PRESETS[int8_float_ops]
-        else:
-            denylist = tuple(op.upper() for op in int8_float_ops)
-        if denylist and strict_int8:
-            raise ExportError("--strict_int8 forbids float ops: pass --int8_float_ops=none.")
+    recipe.configure(converter, calibrated, strict_int8)
     try:
         if denylist:
             debugger = tf.lite.experimental.QuantizationDebugger(
@@ -352,19 +271,20 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     """
     from albert_tf.export import analysis, metadata
 
+    recipe = recipes.get(quantization)
     source = source or load_source(model_dir, vocab_file)
     if os.path.exists(output) and not overwrite:
         raise ExportError(f"{output} already exists; pass --overwrite to replace it.")
     calibration = None
-    if quantization in ("int8", "int16x8"):
+    if recipe.needs_calibration:
         calibration = calibration_texts(source, calibration_file, data_dir, num_calibration)
-    elif quantization == "qat":   # ranges of tensors QAT does not fake-quantize
+    elif recipe.uses_calibration:   # e.g. ranges of tensors QAT does not fake-quantize
         try:
             calibration = calibration_texts(source, calibration_file, data_dir,
                                             num_calibration)
         except ExportError:
             calibration = None
-    qat_model = load_qat_model(model_dir, qat_model_dir) if quantization == "qat" else None
+    qat_model = load_qat_model(model_dir, qat_model_dir) if recipe.needs_qat_model else None
     content = convert(source, quantization, list(seq_lengths) if seq_lengths else None,
                       batch_size, with_tokenizer, calibration, qat_model, strict_int8,
                       int8_float_ops)
@@ -374,11 +294,11 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
             f.write(content)
         info = json.loads(json.dumps(source.task_info.__dict__))
         extra = {"text_inputs": list(source.text_inputs)}
-        if quantization in ("int8", "qat"):
+        if recipe.integer:
             extra["integer_only"] = analysis.integer_only(report)
         if calibration:
             extra["calibration_examples"] = len(calibration)
-        if quantization == "int8":
+        if recipe.float_ops_denylist:
             extra["int8_float_ops"] = (int8_float_ops if isinstance(int8_float_ops, str)
                                        else list(int8_float_ops))
         metadata.write_metadata(tmp, metadata.MODEL_FILE, info, source.vocab_file,

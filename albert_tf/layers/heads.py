@@ -130,14 +130,21 @@ class FoldChoices(WeightlessLayer):
 
 @keras.utils.register_keras_serializable(package="albert_tf")
 class UnfoldChoices(WeightlessLayer):
-    """Multiple choice: per-row scores ``[B * C, 1] -> [B, C]``."""
+    """Multiple choice: per-row scores ``[B * C, 1] -> [B, C]``.
 
-    def __init__(self, num_choices: int, **kwargs):
+    With ``num_choices=None`` it is called on ``[scores, ids [B, C, S]]`` and takes C
+    from the ids (any number of choices).
+    """
+
+    def __init__(self, num_choices: int | None = None, **kwargs):
         super().__init__(**kwargs)
         self.num_choices = num_choices
 
-    def call(self, scores: tf.Tensor) -> tf.Tensor:
-        return tf.reshape(scores, [-1, self.num_choices])
+    def call(self, inputs) -> tf.Tensor:
+        if self.num_choices:
+            return tf.reshape(inputs, [-1, self.num_choices])
+        scores, like = inputs
+        return tf.reshape(scores, tf.shape(like)[:2])
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -77,12 +77,15 @@ def build_token_classifier(config: AlbertConfig, num_classes: int,
     return AlbertFunctionalModel(inputs, {"logits": logits}, albert_config=config, name=name)
 
 
-def build_multiple_choice(config: AlbertConfig, num_choices: int, seq_length: int,
+def build_multiple_choice(config: AlbertConfig, num_choices: int | None = None,
+                          seq_length: int | None = None,
                           name: str = "albert_multiple_choice") -> keras.Model:
-    """Multiple choice (SWAG, RACE): inputs ``[B, C, S]``, ``logits [B, C]``.
+    """Multiple choice (SWAG, RACE, `albert_tf.heads.MultipleChoiceHead`): inputs
+    ``[B, C, S]``, ``logits [B, C]``.
 
     The C choices are folded into the batch (``[B * C, S]``), scored from the pooled
-    ``[CLS]`` by a Dense(1), and unfolded.
+    ``[CLS]`` by a Dense(1), and unfolded. ``num_choices`` / ``seq_length`` None: any C
+    and S (the weights do not depend on either).
     """
     inputs = {n: keras.Input(shape=(num_choices, seq_length), dtype="int32", name=n)
               for n in INPUT_NAMES}
@@ -92,5 +95,6 @@ def build_multiple_choice(config: AlbertConfig, num_choices: int, seq_length: in
     x = keras.layers.Dropout(_dropout_rate(config), name="classifier_dropout")(
         encoded["pooled_output"])
     scores = _dense(1, config, "choice_scorer")(x)                       # [B * C, 1]
-    logits = UnfoldChoices(num_choices, name="unfold_choices")(scores)
+    logits = UnfoldChoices(num_choices, name="unfold_choices")(
+        scores if num_choices else [scores, inputs["input_word_ids"]])
     return AlbertFunctionalModel(inputs, {"logits": logits}, albert_config=config, name=name)

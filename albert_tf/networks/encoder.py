@@ -72,8 +72,14 @@ def model_inputs(names=INPUT_NAMES, seq_length: int | None = None,
                               name=name) for name in names}
 
 
-def _sublayer_owner(config: AlbertConfig, layer_index: int, shared: bool) -> str:
-    return f"group_{config.group_of_layer(layer_index)}" if shared else f"layer_{layer_index}"
+def sublayer_name(config: AlbertConfig, layer_index: int, kind: str, inner: int = 0) -> str:
+    """The name of the ``kind`` (``attention`` or ``ffn``) sublayer that encoder layer
+    ``layer_index`` (0-based) applies at inner position ``inner``: its hidden group's
+    (``group_0_inner_0_attention``) when ``config.sharing`` shares that kind, else its own
+    (``layer_3_inner_0_ffn``). The one rule for where a layer's weights live."""
+    shared = config.sharing in ("all", kind)
+    owner = f"group_{config.group_of_layer(layer_index)}" if shared else f"layer_{layer_index}"
+    return f"{owner}_inner_{inner}_{kind}"
 
 
 def encoder_graph(config: AlbertConfig, inputs: Mapping[str, tf.Tensor],
@@ -101,8 +107,6 @@ def encoder_graph(config: AlbertConfig, inputs: Mapping[str, tf.Tensor],
                                name="embedding_projection")(x)          # [B, S, H]
     mask_bias = AttentionMask(name="attention_mask")(inputs["input_mask"])  # [B, 1, 1, S]
 
-    share_attention = config.sharing in ("all", "attention")
-    share_ffn = config.sharing in ("all", "ffn")
     sublayers: dict[str, keras.layers.Layer] = {}
 
     def get(name: str, make) -> keras.layers.Layer:
@@ -125,9 +129,8 @@ def encoder_graph(config: AlbertConfig, inputs: Mapping[str, tf.Tensor],
     layer_outputs = []
     for i in range(config.num_hidden_layers):
         for k in range(config.inner_group_num):
-            attention = get(f"{_sublayer_owner(config, i, share_attention)}_inner_{k}_attention",
-                            make_attention)
-            ffn = get(f"{_sublayer_owner(config, i, share_ffn)}_inner_{k}_ffn", make_ffn)
+            attention = get(sublayer_name(config, i, "attention", k), make_attention)
+            ffn = get(sublayer_name(config, i, "ffn", k), make_ffn)
             x = ffn(attention([x, mask_bias]))
         layer_outputs.append(x)
 

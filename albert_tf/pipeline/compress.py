@@ -82,9 +82,11 @@ def compressed_models(config: PipelineConfig) -> list[str]:
 
 
 def export_quantizations(config: PipelineConfig, compression: Compression) -> list[str]:
-    """TFLite exports of a compressed model: ``qat`` for QAT, else the configured ones."""
+    """TFLite exports of a compressed model: the recipe(s) of `albert_tf.export.quantization`
+    that convert a quantization-aware model (``qat``) for QAT, else the configured ones."""
     if compression.stage == "qat":
-        return ["qat"]
+        from albert_tf.export import quantization as recipes
+        return list(recipes.qat_names())
     return list(config.compress.quantizations or config.export.quantizations)
 
 

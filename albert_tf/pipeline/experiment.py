@@ -1,9 +1,9 @@
 """The pipeline's experiment file: dataclasses read from YAML, overridable like training.
 
 ``official_configs/experiments/run_quick.yaml`` (the README's main job) and
-``run_full.yaml`` are instances. Unknown keys and wrong types are errors that name
-the key (the same rules and code as the training experiments,
-`albert_tf.training.config.override_params`).
+``run_full.yaml`` are instances, layered and checked by the package's configuration
+layer, `albert_tf.hyperparams` (the same YAML, ``--params_override`` syntax and rules as
+training and compression): unknown keys and wrong types are errors that name the key.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from albert_tf.training.config import (ConfigValueError, load_yaml_file, override_params,
-                                       parse_params_override, resolve_config_file)
+from albert_tf import hyperparams
+from albert_tf.hyperparams import ConfigValueError
 
 
 @dataclasses.dataclass
@@ -211,14 +211,8 @@ def resolve_data_dir(config: PipelineConfig, flag: str = "--data_dir",
 
 def load_pipeline_config(experiment: str, overrides: list[str] = ()) -> PipelineConfig:
     """``experiment`` is a YAML path or a name in official_configs/experiments/; the
-    result is validated (`validate`)."""
-    # keep_text: a string field gets the text as written (``name: on`` stays "on").
-    config = override_params(PipelineConfig(), load_yaml_file(resolve_config_file(experiment),
-                                                              keep_text=True))
-    for text in overrides:
-        override_params(config, parse_params_override(text, keep_text=True))
-    validate(config)
-    return config
+    result is validated (`validate`); errors name the file or ``--params_override``."""
+    return hyperparams.build_config(PipelineConfig(), [experiment], overrides, validate)
 
 
 def validate(config: PipelineConfig) -> None:
@@ -278,12 +272,13 @@ def _check_models(models: list[str]) -> None:
 
 
 def _check_quantizations(key: str, quantizations: list[str]) -> None:
-    from albert_tf.export.tflite import QUANTIZATIONS
-    allowed = [q for q in QUANTIZATIONS if q != "qat"]
+    """Each must be a recipe of `albert_tf.export.quantization` the pipeline may list."""
+    from albert_tf.export import quantization as recipes
+    allowed = list(recipes.pipeline_names())
     for quantization in quantizations:
         if quantization not in allowed:
-            hint = (" (the QAT model, compress.qat, is exported as qat by itself)"
-                    if quantization == "qat" else "")
+            hint = (f" (the QAT model, compress.qat, is exported as {quantization} by itself)"
+                    if quantization in recipes.qat_names() else "")
             raise ConfigValueError(f"{key}: {quantization!r} is not one of {allowed}{hint}.")
 
 

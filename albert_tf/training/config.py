@@ -1,4 +1,4 @@
-"""Experiment configuration: dataclasses, YAML files and ``params_override``.
+"""Training experiments: the dataclasses of albert-tf-pretrain and albert-tf-finetune.
 
 An experiment is an `ExperimentConfig`, built the TF Model Garden way, in order:
 
@@ -10,31 +10,25 @@ An experiment is an `ExperimentConfig`, built the TF Model Garden way, in order:
 4. the flags for common settings (``--model_dir``, ``--learning_rate``...),
    applied by the binaries with `override_params`.
 
-Every key is checked against the dataclasses: an unknown key raises
-`ConfigKeyError` naming the full dotted key and the valid keys at that level,
-and a value of the wrong type raises `ConfigValueError` naming the key.
+The layering, the YAML reading and the key checks are the package's configuration layer,
+`albert_tf.hyperparams` (shared with compression and the pipeline; its names are
+re-exported here): an unknown key raises `ConfigKeyError` naming the full dotted key and
+the valid keys at that level, a value of the wrong type `ConfigValueError` naming the key.
+Every `albert_tf.config.AlbertConfig` field is settable as ``model.<field>``
+(``--params_override=model.sharing=none``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import os
 import typing
-from typing import Any, Mapping
+from typing import Any
 
-import yaml
-
-
-class ConfigKeyError(KeyError):
-    """An override or YAML file names a key that the config does not have."""
-
-    def __str__(self) -> str:  # KeyError quotes its message; we want it plain.
-        return str(self.args[0])
-
-
-class ConfigValueError(ValueError):
-    """A config value has the wrong type or an invalid value; the message names the key."""
+from albert_tf import hyperparams
+# The configuration layer, re-exported: importers of albert_tf.training.config keep working.
+from albert_tf.hyperparams import (ConfigKeyError, ConfigValueError,  # noqa: F401
+                                   apply_config_layers, load_yaml_file, override_params,
+                                   parse_params_override, resolve_config_file)
 
 
 # ------------------------------------------------------------------ the config dataclasses
@@ -74,9 +68,8 @@ class RuntimeConfig:
     inter_op_threads: int = 0
 
 
-@dataclasses.dataclass
-class ModelParams:
-    """The network: an official config name or a JSON path, optional init weights.
+_MODEL_PARAMS_DOC = """The network: an official config name or a JSON path, optional init weights, and
+    any `albert_tf.config.AlbertConfig` field changed.
 
     Attributes:
       config: ``albert_mini`` (a name in ``official_configs/models``) or a path to an
@@ -85,18 +78,25 @@ class ModelParams:
       init_checkpoint: a model directory (``config.json`` + name-keyed weights, as
         written by ``albert-tf-convert`` or a previous training run) or a weights
         prefix; loaded once, before step 0, when ``model_dir`` has no checkpoint yet.
-      hidden_dropout_prob / attention_probs_dropout_prob / classifier_dropout_prob:
-        override the model config's dropout (None = keep).
-      vocab_size: override the vocabulary size (None = keep), e.g. a tiny model
-        with the 8k vocabulary.
+      <every AlbertConfig field>: ``vocab_size``, ``embedding_size``, ``hidden_size``,
+        ``num_hidden_layers``, ``num_hidden_groups``, ``inner_group_num``,
+        ``num_attention_heads``, ``intermediate_size``, ``hidden_act``, the dropout
+        probabilities, ``max_position_embeddings``, ``type_vocab_size``,
+        ``initializer_range``, ``layer_norm_eps``, ``sharing``, ...: override the model
+        config's value (None = keep), e.g. ``model.sharing=none`` for a BERT-style
+        unshared encoder, ``model.vocab_size=8000`` for a tiny model with the 8k
+        vocabulary. Each is checked by AlbertConfig's own rules (`validate`, then
+        `albert_tf.training.tasks.model_config` against the base config); errors name
+        ``model.<field>``. The fields are generated from AlbertConfig, so a new
+        AlbertConfig field is settable here too.
     """
 
-    config: str = "albert_mini"
-    init_checkpoint: str = ""
-    vocab_size: typing.Optional[int] = None
-    hidden_dropout_prob: typing.Optional[float] = None
-    attention_probs_dropout_prob: typing.Optional[float] = None
-    classifier_dropout_prob: typing.Optional[float] = None
+ModelParams = dataclasses.make_dataclass(
+    "ModelParams",
+    [("config", str, dataclasses.field(default="albert_mini")),
+     ("init_checkpoint", str, dataclasses.field(default=""))]
+    + hyperparams.model_override_fields(),
+    namespace={"__doc__": _MODEL_PARAMS_DOC, "__module__": __name__})
 
 
 @dataclasses.dataclass
@@ -124,8 +124,10 @@ class TaskConfig:
     """What to learn.
 
     Attributes:
-      type: ``pretraining`` (MLM + SOP), ``classification`` (GLUE classification and
-        regression, custom TSV tasks) or ``squad``.
+      type: a head's training task in `albert_tf.heads` (``heads.for_task_type``):
+        ``pretraining`` (MLM + SOP), ``classification`` (GLUE classification and
+        regression, custom TSV tasks), ``squad``, ``multiple_choice`` or
+        ``token_classification``.
       name: finetuning task name for `albert_tf.data.tasks.load_task` (``sst2``,
         ``rte``, ``cola``, ``stsb``, ``mr``... or ``tsv:/path/to/dir``).
       data_dir: root of the task data (``$ALBERT_TF_DATA_DIR`` layout; empty: that variable).
@@ -262,282 +264,19 @@ class ExperimentConfig:
     model_dir: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return hyperparams.as_dict(self)
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.as_dict(), sort_keys=False)
+        return hyperparams.to_yaml(self)
 
 
-# ----------------------------------------------------------------------- overriding
-def _field_types(cls) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-@dataclasses.dataclass(frozen=True)
-class _YamlValue:
-    """A YAML value as YAML typed it and as written (``yes`` -> True and "yes"): a string
-    field takes the written text, so ``task.label_list=[yes,no]`` or ``runtime.tpu=1:30``
-    stay ``["yes", "no"]`` and ``"1:30"`` instead of ``["True", "False"]`` and ``"90"``."""
-
-    typed: Any
-    text: Any
-
-
-def _with_text(typed: Any, text: Any) -> Any:
-    """``typed`` (from yaml.safe_load) with its mappings walked and every other value a
-    `_YamlValue` carrying ``text`` (the same YAML through yaml.BaseLoader: strings only)."""
-    if isinstance(typed, dict):
-        if not isinstance(text, dict) or len(text) != len(typed) or any(
-                isinstance(k, str) and k != t for k, t in zip(typed, text)):
-            return typed      # e.g. YAML merge keys (<<): no written form to pair with
-        return {k: _with_text(v, t) for (k, v), t in zip(typed.items(), text.values())}
-    return _YamlValue(typed, text)
-
-
-def _load_yaml(stream_or_text) -> Any:
-    """yaml.safe_load, with `_YamlValue` leaves (see `_with_text`)."""
-    if not isinstance(stream_or_text, str):
-        stream_or_text = stream_or_text.read()
-    typed = yaml.safe_load(stream_or_text)
-    return _with_text(typed, yaml.load(stream_or_text, Loader=yaml.BaseLoader))
-
-
-def _plain(value: Any) -> Any:
-    """``value`` without `_YamlValue` wrappers (YAML's typed values)."""
-    if isinstance(value, _YamlValue):
-        return value.typed
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-def _one_line(error: Exception) -> str:
-    return " ".join(str(error).split())
-
-
-def _coerce(value: Any, annotation: Any, key: str) -> Any:
-    """Converts a YAML value to ``annotation``, or raises ConfigValueError naming ``key``."""
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if isinstance(value, dict):
-        value = _plain(value)
-    if isinstance(value, _YamlValue):
-        if value.typed is not None and (annotation is str or (
-                origin in (list, typing.List) and args == (str,))):
-            value = value.text
-        elif origin is not typing.Union:
-            value = _plain(value.typed)
-    if origin is typing.Union:
-        if _plain(value) is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return _coerce(value, inner[0], key)
-    if origin in (list, typing.List):
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, (list, tuple)):
-            raise ConfigValueError(f"{key}: expected a list, got {value!r}.")
-        return [_coerce(v, args[0] if args else Any, f"{key}[{i}]") for i, v in enumerate(value)]
-    if origin in (dict, typing.Dict):
-        if not isinstance(value, Mapping):
-            raise ConfigValueError(f"{key}: expected a mapping like {{name: value}}, got "
-                                   f"{value!r}.")
-        key_type, value_type = args if args else (Any, Any)
-        return {_coerce(k, key_type, key): _coerce(v, value_type, f"{key}.{k}")
-                for k, v in value.items()}
-    if annotation is Any:
-        return value
-    if annotation is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-            return value.lower() in ("true", "1", "yes")
-        raise ConfigValueError(f"{key}: expected true/false, got {value!r}.")
-    if annotation is int:
-        if isinstance(value, bool):
-            raise ConfigValueError(f"{key}: expected an integer, got {value!r}.")
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return int(float(value)) if float(value).is_integer() else int(value)
-            except ValueError:
-                pass
-        if isinstance(value, int):
-            return value
-        raise ConfigValueError(f"{key}: expected an integer, got {value!r}.")
-    if annotation is float:
-        if isinstance(value, bool):
-            raise ConfigValueError(f"{key}: expected a number, got {value!r}.")
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise ConfigValueError(f"{key}: expected a number, got {value!r}.") from None
-        if not math.isfinite(number):
-            raise ConfigValueError(f"{key}: expected a finite number, got {value!r}.")
-        return number
-    if annotation is str:
-        if value is None:
-            return ""
-        if isinstance(value, (dict, list)):
-            raise ConfigValueError(f"{key}: expected a string, got {value!r}.")
-        return str(value)
-    return value
-
-
-def override_params(config: Any, overrides: Mapping[str, Any] | None, prefix: str = "") -> Any:
-    """Applies a nested ``{key: value}`` mapping to a config dataclass (in place).
-
-    Keys may also be dotted (``{"trainer.train_steps": 10}``). Unknown keys raise
-    `ConfigKeyError` with the full key and the valid keys at that level.
-    """
-    if not overrides:
-        return config
-    overrides = _plain(overrides) if isinstance(overrides, _YamlValue) else overrides
-    if not isinstance(overrides, Mapping):
-        raise ConfigValueError(f"{prefix[:-1] or 'config'}: expected a mapping of keys, "
-                               f"got {overrides!r}.")
-    types = _field_types(type(config))
-    for raw_key, value in overrides.items():
-        key = str(raw_key)
-        if "." in key:
-            head, rest = key.split(".", 1)
-            override_params(config, {head: {rest: value}}, prefix)
-            continue
-        full = f"{prefix}{key}"
-        if key not in types:
-            valid = ", ".join(sorted(types))
-            raise ConfigKeyError(f"unknown config key {full!r}: "
-                                 f"{type(config).__name__} has no field {key!r}; "
-                                 f"valid keys{' under ' + prefix[:-1] if prefix else ''}: "
-                                 f"{valid}.")
-        current = getattr(config, key)
-        if dataclasses.is_dataclass(current):
-            if _plain(value) is None:
-                continue
-            override_params(current, value, f"{full}.")
-        else:
-            setattr(config, key, _coerce(value, types[key], full))
-    return config
-
-
-def _split_top_level(text: str) -> list[str]:
-    """Splits ``a=1,b=[2,3],c='x,y'`` on the commas outside brackets and quotes."""
-    parts, depth, quote, current = [], 0, "", []
-    for ch in text:
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(ch)
-    if current:
-        parts.append("".join(current))
-    return [p.strip() for p in parts if p.strip()]
-
-
-def parse_params_override(text: str, keep_text: bool = False) -> dict[str, Any]:
-    """Parses one ``--params_override`` value into a nested mapping.
-
-    Accepted forms (as TF Model Garden): ``"task.name=sst2,trainer.train_steps=100"``,
-    a YAML or JSON mapping string (``"{trainer: {train_steps: 100}}"``), or the
-    path of a YAML file. ``keep_text``: values are `_YamlValue` (typed + as written) for
-    `override_params`, which gives string fields the written text.
-    """
-    text = (text or "").strip()
-    if not text:
-        return {}
-    if os.path.isfile(text):
-        return load_yaml_file(text, keep_text)
-    if "=" in text and not text.startswith("{"):
-        result: dict[str, Any] = {}
-        for part in _split_top_level(text):
-            if "=" not in part:
-                raise ConfigValueError(f"params_override: {part!r} is not of the form key=value "
-                                       "(e.g. trainer.train_steps=100).")
-            key, raw = part.split("=", 1)
-            key = key.strip()
-            try:
-                value = _load_yaml(raw) if raw.strip() else ""
-            except yaml.YAMLError:
-                value = raw
-            result[key] = value
-        return result if keep_text else _plain(result)
-    try:
-        loaded = _load_yaml(text)
-    except yaml.YAMLError as e:
-        raise ConfigValueError(f"params_override: not key=value pairs nor valid YAML "
-                               f"({_one_line(e)}).") from None
-    if not isinstance(loaded, dict):
-        raise ConfigValueError(f"params_override: expected key=value pairs or a mapping, got "
-                               f"{text!r}.")
-    return loaded if keep_text else _plain(loaded)
-
-
-def load_yaml_file(path: str, keep_text: bool = False) -> dict[str, Any]:
-    if not os.path.exists(path):
-        from albert_tf import resources
-        raise FileNotFoundError(
-            f"config file {path!r} does not exist: give a YAML path or one of the shipped "
-            f"experiments: {', '.join(resources.experiment_names())}.")
-    with open(path, encoding="utf-8") as f:
-        try:
-            loaded = _load_yaml(f)
-        except yaml.YAMLError as e:
-            raise ConfigValueError(f"{path}: invalid YAML ({_one_line(e)}).") from None
-        except UnicodeDecodeError as e:
-            raise ConfigValueError(f"{path}: not UTF-8 text ({e}).") from None
-    if isinstance(loaded, _YamlValue):
-        loaded = loaded.typed
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
-        raise ConfigValueError(f"{path}: an experiment file must be a YAML mapping.")
-    return loaded if keep_text else _plain(loaded)
-
-
-def resolve_config_file(path: str) -> str:
-    """A path as given, or a bare name of a shipped experiment
-    (``official_configs/experiments/<name>.yaml``, `albert_tf.resources`)."""
-    from albert_tf import resources
-    if os.path.exists(path):
-        return path
-    return resources.experiment_path(path) or path
-
-
+# ----------------------------------------------------------------------- building
 def build_experiment(base: ExperimentConfig | None = None, config_files=(),
                      params_overrides=()) -> ExperimentConfig:
-    """Defaults, then each YAML file, then each ``params_override`` string, in order."""
-    config = apply_config_layers(base if base is not None else ExperimentConfig(),
-                                 config_files, params_overrides)
-    validate(config)
-    return config
-
-
-def apply_config_layers(config, config_files=(), params_overrides=()):
-    """Applies each YAML file (a path or a name in ``official_configs/experiments``),
-    then each ``params_override``, to the dataclass ``config``; errors name the file or
-    the flag. Returns ``config``."""
-    for path in config_files or ():
-        path = resolve_config_file(path)
-        try:
-            override_params(config, load_yaml_file(path, keep_text=True))
-        except (ConfigKeyError, ConfigValueError) as e:
-            raise type(e)(f"{path}: {e}") from None
-    for text in params_overrides or ():
-        try:
-            override_params(config, parse_params_override(text, keep_text=True))
-        except (ConfigKeyError, ConfigValueError) as e:
-            raise type(e)(f"--params_override: {e}") from None
-    return config
+    """Defaults, then each YAML file, then each ``params_override`` string, in order,
+    then `validate`."""
+    return hyperparams.build_config(base if base is not None else ExperimentConfig(),
+                                    config_files, params_overrides, validate)
 
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
@@ -546,30 +285,24 @@ TASK_TYPES = ("pretraining", "classification", "squad")
 
 
 def validate(config: ExperimentConfig) -> None:
-    """Checks enumerated values and ranges, naming the key."""
-    checks = [
-        ("runtime.distribution_strategy", config.runtime.distribution_strategy, STRATEGIES),
-        ("runtime.mixed_precision_dtype", config.runtime.mixed_precision_dtype, PRECISIONS),
-        ("task.type", config.task.type, TASK_TYPES),
-        ("optimizer.type", config.optimizer.type, ("lamb", "adamw")),
-        ("trainer.best_checkpoint_metric_comp", config.trainer.best_checkpoint_metric_comp,
-         ("higher", "lower")),
-    ]
-    for key, value, allowed in checks:
-        if value not in allowed:
-            raise ConfigValueError(f"{key}: {value!r} is not one of {list(allowed)}.")
-    positive = [("trainer.train_steps", config.trainer.train_steps),
-                ("trainer.steps_per_loop", config.trainer.steps_per_loop),
-                ("task.train_data.global_batch_size", config.task.train_data.global_batch_size),
-                ("task.validation_data.global_batch_size",
-                 config.task.validation_data.global_batch_size),
-                ("task.max_seq_length", config.task.max_seq_length)]
-    for key, value in positive:
-        if value <= 0:
-            raise ConfigValueError(f"{key}: must be positive, got {value}.")
-    if config.optimizer.learning_rate <= 0:
-        raise ConfigValueError(f"optimizer.learning_rate: must be positive, got "
-                               f"{config.optimizer.learning_rate}.")
+    """Checks enumerated values, ranges and the ``model.<field>`` overrides (each by
+    AlbertConfig's rules), naming the key."""
+    check = hyperparams.check_one_of
+    check("runtime.distribution_strategy", config.runtime.distribution_strategy, STRATEGIES)
+    check("runtime.mixed_precision_dtype", config.runtime.mixed_precision_dtype, PRECISIONS)
+    check("task.type", config.task.type, TASK_TYPES)
+    check("optimizer.type", config.optimizer.type, ("lamb", "adamw"))
+    check("trainer.best_checkpoint_metric_comp", config.trainer.best_checkpoint_metric_comp,
+          ("higher", "lower"))
+    for key, value in [("trainer.train_steps", config.trainer.train_steps),
+                       ("trainer.steps_per_loop", config.trainer.steps_per_loop),
+                       ("task.train_data.global_batch_size",
+                        config.task.train_data.global_batch_size),
+                       ("task.validation_data.global_batch_size",
+                        config.task.validation_data.global_batch_size),
+                       ("task.max_seq_length", config.task.max_seq_length),
+                       ("optimizer.learning_rate", config.optimizer.learning_rate)]:
+        hyperparams.check_positive(key, value)
     loss_scale = config.runtime.loss_scale
     if loss_scale != "dynamic":
         try:
@@ -577,3 +310,4 @@ def validate(config: ExperimentConfig) -> None:
         except ValueError:
             raise ConfigValueError(f"runtime.loss_scale: 'dynamic' or a number, got "
                                    f"{loss_scale!r}.") from None
+    hyperparams.check_model_overrides(config.model, "model")

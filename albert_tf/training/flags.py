@@ -1,16 +1,17 @@
 """absl flags shared by ``albert-tf-pretrain`` and ``albert-tf-finetune``.
 
 Precedence (lowest to highest): the binary's defaults, each ``--config_file`` in
-order, each ``--params_override`` in order, then the explicit common flags below.
-A common flag left unset changes nothing.
+order, each ``--params_override`` in order (`albert_tf.hyperparams`; every
+`AlbertConfig` field is ``model.<field>``, e.g. ``--params_override=model.sharing=none``),
+then the explicit common flags below. A common flag left unset changes nothing.
 """
 
 from __future__ import annotations
 
 from absl import flags
 
-from albert_tf.training.config import (ConfigValueError, ExperimentConfig, build_experiment,
-                                       override_params)
+from albert_tf.hyperparams import ConfigValueError, override_params
+from albert_tf.training.config import ExperimentConfig, build_experiment
 
 FLAGS = flags.FLAGS
 

@@ -131,6 +131,25 @@ def metric_key(name: str) -> str:
     return METRIC_ALIASES.get((name or "accuracy").lower(), (name or "accuracy").lower())
 
 
+# ---------------------------------------------------------------- token tagging
+def tagging_metrics(predictions, labels, label_list, outside: str = "O") -> dict[str, float]:
+    """Word-level tagging metrics; ``predictions``/``labels`` are label indices of the
+    tagged positions (labels < 0 are ignored). ``accuracy`` over words; ``precision``,
+    ``recall`` and ``f1`` micro-averaged over the tags other than ``outside``."""
+    predictions, labels = np.asarray(predictions).ravel(), np.asarray(labels).ravel()
+    keep = labels >= 0
+    predictions, labels = predictions[keep], labels[keep]
+    out = list(label_list).index(outside) if outside in label_list else -1
+    tp = float(np.sum((predictions == labels) & (labels != out)))
+    pred_pos = float(np.sum(predictions != out))
+    gold_pos = float(np.sum(labels != out))
+    precision = tp / pred_pos if pred_pos else 0.0
+    recall = tp / gold_pos if gold_pos else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"accuracy": accuracy(predictions, labels), "precision": precision,
+            "recall": recall, "f1": f1}
+
+
 # -------------------------------------------------------------------------- SQuAD
 def normalize_answer(text: str) -> str:
     """Lower-case, drop punctuation, articles and extra whitespace (official SQuAD v1.1)."""

@@ -44,7 +44,10 @@ def resolve_path(path: str) -> str:
 
 
 def model_config(config: ExperimentConfig) -> AlbertConfig:
-    """The AlbertConfig of the experiment (from ``model.config`` or the init checkpoint)."""
+    """The AlbertConfig of the experiment: ``model.config`` (or the init checkpoint's
+    config.json) with every ``model.<field>`` that is set (`albert_tf.hyperparams.
+    apply_model_overrides`: validated as a new config, errors name ``model.<field>``)."""
+    from albert_tf.hyperparams import apply_model_overrides
     params = config.model
     init = resolve_path(params.init_checkpoint)
     if params.config:
@@ -54,11 +57,7 @@ def model_config(config: ExperimentConfig) -> AlbertConfig:
     else:
         raise CheckpointError("model.config is empty and init_checkpoint is not a model "
                               "directory with config.json; set --model_config.")
-    changes = {k: getattr(params, k) for k in ("hidden_dropout_prob",
-                                               "attention_probs_dropout_prob",
-                                               "classifier_dropout_prob", "vocab_size")
-               if getattr(params, k) is not None}
-    return albert.replace(**changes) if changes else albert
+    return apply_model_overrides(albert, params, "model")
 
 
 def _expand_files(pattern: str) -> list[str]:
@@ -446,14 +445,154 @@ class ClassificationTask(Task):
         return path
 
 
+# ------------------------------------------------ multiple choice, token classification
+def custom_task_files(task) -> tuple[str, str | None, str | None]:
+    """``task.train_file``/``dev_file``/``test_file`` resolved (relative paths under the
+    data directory), each checked to exist."""
+    from albert_tf.data import tasks as data_tasks
+    if not task.train_file:
+        raise data_tasks.TaskDataError(
+            f"task.type={task.type}: set task.train_file (and task.dev_file); "
+            f"{known_tasks(squad=False)}.")
+    data_dir = resolve_path(task.data_dir)
+    if needs_data_dir(task):
+        data_dir = resources.data_dir(data_dir or None)
+    paths = []
+    for key in ("train_file", "dev_file", "test_file"):
+        path = getattr(task, key)
+        if path and not os.path.isabs(path):
+            path = os.path.join(data_dir, path)
+        if path and not os.path.isfile(path):
+            raise data_tasks.TaskDataError(f"task {task.name or 'custom'!r}: task.{key} "
+                                           f"{path} not found; {resources.DATA_DIR_FIX}.")
+        paths.append(path or None)
+    return paths[0], paths[1], paths[2]
+
+
+def custom_task_type(task) -> str | None:
+    """The ``task.type`` a custom task's train file's header asks for (multiple choice or
+    token classification, `albert_tf.data.tasks.detect_task_type`), else None."""
+    from albert_tf.data import tasks as data_tasks
+    if not task.train_file:
+        return None
+    try:
+        train, _, _ = custom_task_files(task)
+    except (data_tasks.TaskDataError, resources.DataDirError):
+        return None
+    return data_tasks.detect_task_type(train)
+
+
+class MultipleChoiceTask(ClassificationTask):
+    """Pick the right second text among C (`albert_tf.data.tasks.load_multiple_choice_task`
+    format); softmax cross-entropy over the C scores, accuracy."""
+
+    @property
+    def task_data(self):
+        if self._task_data is None:
+            from albert_tf.data.tasks import load_multiple_choice_task
+            self._task_data = load_multiple_choice_task(*custom_task_files(self.config.task),
+                                                        name=self.config.task.name or "choice")
+        return self._task_data
+
+    def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
+        from albert_tf.data.tasks import multiple_choice_dataset
+        seed = data_config.shuffle_seed
+        if seed is None:
+            seed = self.config.runtime.seed
+        return multiple_choice_dataset(
+            self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
+            data_config.global_batch_size, data_config.is_training, seed, input_context)
+
+    def build_model(self):
+        from albert_tf import heads
+        return heads.get("multiple_choice").build_model(self.albert_config, None)
+
+    def export_info(self):
+        from albert_tf.checkpoints import TaskInfo
+        task = self.config.task
+        return (TaskInfo(task=task.name or "choice", head="multiple_choice",
+                         max_seq_length=task.max_seq_length, do_lower_case=task.do_lower_case,
+                         text_pair=True), self._vocab_or_none())
+
+
+class TokenClassificationTask(ClassificationTask):
+    """Tag every word (`albert_tf.data.tasks.load_token_classification_task` format): the
+    loss and the metrics are on each word's first piece; main metric: micro F1 of the
+    tags other than ``O`` (`albert_tf.training.metrics.tagging_metrics`)."""
+
+    @property
+    def task_data(self):
+        if self._task_data is None:
+            from albert_tf.data.tasks import load_token_classification_task
+            task = self.config.task
+            self._task_data = load_token_classification_task(
+                *custom_task_files(task), name=task.name or "tagging",
+                label_list=task.label_list or None)
+        return self._task_data
+
+    @property
+    def main_metric(self) -> str:  # type: ignore[override]
+        return "f1"
+
+    def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
+        from albert_tf.data.tasks import token_classification_dataset
+        seed = data_config.shuffle_seed
+        if seed is None:
+            seed = self.config.runtime.seed
+        return token_classification_dataset(
+            self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
+            data_config.global_batch_size, data_config.is_training,
+            self.task_data.label_list, seed, input_context)
+
+    def build_model(self):
+        from albert_tf.models import build_token_classifier
+        return build_token_classifier(self.albert_config, len(self.task_data.label_list))
+
+    def _parts(self, inputs, outputs):
+        labels = tf.cast(self.labels(inputs), tf.int32)                     # [B, S]
+        logits = tf.cast(outputs["logits"], tf.float32)                     # [B, S, T]
+        weights = tf.cast(labels >= 0, tf.float32)
+        xent = metrics_lib.sparse_xent(tf.maximum(labels, 0), logits) * weights
+        predictions = tf.argmax(logits, -1, output_type=tf.int32)
+        return labels, weights, xent, predictions
+
+    def train_loss(self, inputs, outputs):
+        labels, weights, xent, predictions = self._parts(inputs, outputs)
+        loss, _, count = metrics_lib.weighted_mean_loss(xent, weights)
+        correct = tf.cast(tf.equal(predictions, labels), tf.float32) * weights
+        return loss, {"accuracy_num": tf.reduce_sum(correct), "accuracy_den": count}
+
+    def eval_outputs(self, inputs, outputs) -> dict:
+        labels, weights, xent, predictions = self._parts(inputs, outputs)
+        return {"prediction": predictions, "label": labels,
+                "xent": tf.reduce_sum(xent, -1), "words": tf.reduce_sum(weights, -1)}
+
+    def reduce_eval(self, outputs):
+        result = metrics_lib.tagging_metrics(outputs["prediction"], outputs["label"],
+                                             self.task_data.label_list)
+        result["loss"] = float(np.sum(outputs["xent"]) / max(np.sum(outputs["words"]), 1.0))
+        result["examples"] = float(len(outputs["label"]))
+        return result
+
+    def export_info(self):
+        from albert_tf.checkpoints import TaskInfo
+        task = self.config.task
+        return (TaskInfo(task=task.name or "tagging", head="token_classification",
+                         label_list=tuple(self.task_data.label_list),
+                         max_seq_length=task.max_seq_length, do_lower_case=task.do_lower_case),
+                self._vocab_or_none())
+
+    def predict(self, model, outputs, path: str) -> str:
+        labels = list(self.task_data.label_list)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("index\ttags\n")
+            for i, (pred, gold) in enumerate(zip(outputs["prediction"], outputs["label"])):
+                tags = [labels[int(p)] for p, g in zip(pred, gold) if g != -1]
+                f.write(f"{i}\t{' '.join(tags)}\n")
+        return path
+
+
 def build_task(config: ExperimentConfig, **kwargs: Any) -> Task:
-    """The task object for ``config.task.type``."""
-    kind = config.task.type
-    if kind == "pretraining":
-        return PretrainingTask(config)
-    if kind == "classification":
-        return ClassificationTask(config, **kwargs)
-    if kind == "squad":
-        from albert_tf.training.squad_task import SquadTask
-        return SquadTask(config, **kwargs)
-    raise ValueError(f"task.type: unknown task type {kind!r}.")
+    """The task object for ``config.task.type`` (its head in `albert_tf.heads`)."""
+    from albert_tf import heads
+    return heads.for_task_type(config.task.type).training_task(config, **kwargs)

@@ -1,0 +1,118 @@
+"""Small real example tasks for the multiple-choice and token-classification heads.
+
+    python -m albert_tf.data.examples --output_dir=/tmp/examples [--data_dir=DIR]
+
+Built deterministically (fixed seeds) from the train and dev splits of the shared data only
+(never ``test``), written under ``--output_dir`` (never into the data directory):
+
+``rte_choice/{train,dev}.tsv``  multiple choice (`albert_tf.data.tasks.load_multiple_choice_task`):
+    the context is an RTE ``sentence1``; the right choice is its own ``sentence2`` and the
+    ``num_choices - 1`` distractors are ``sentence2`` of other rows of the same split; the
+    position of the right one is random. Train: ``train_copies`` examples per RTE row, each
+    with other distractors (4 x 1,244); dev: one per row (139).
+``sst2_tags/{train,dev}.tsv``  token classification
+    (`albert_tf.data.tasks.load_token_classification_task`): every word of an SST-2 text is
+    tagged ``POS`` / ``NEG`` when it is in a sentiment lexicon, else ``O``. The lexicon is
+    derived from SST-2 train: its one-word phrases with their label (1: POS, 0: NEG).
+    Train: ``num_train`` SST-2 train phrases of at least 6 words holding a lexicon word;
+    dev: the SST-2 dev sentences (the rule is the same, so dev measures how well the model
+    learned it, on unseen sentences).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from typing import Iterable
+
+TAGS = ("NEG", "O", "POS")
+
+
+def _rows(path: str) -> list[list[str]]:
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+
+
+def _write(path: str, header: list[str], rows: list[list[str]]) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\t".join(header) + "\n")
+        for row in rows:
+            f.write("\t".join(c.replace("\t", " ") for c in row) + "\n")
+
+
+def rte_choice(data_dir: str, output_dir: str, num_choices: int = 4, seed: int = 0,
+               train_copies: int = 4) -> str:
+    """Writes ``rte_choice/{train,dev}.tsv``; returns the directory."""
+    out = os.path.join(output_dir, "rte_choice")
+    header = ["context"] + [f"choice_{i}" for i in range(num_choices)] + ["label"]
+    for split in ("train", "dev"):
+        rows = _rows(os.path.join(data_dir, "glue", "RTE", f"{split}.tsv"))[1:]
+        pairs = [(r[1].strip(), r[2].strip()) for r in rows if len(r) >= 4]
+        rng = random.Random(f"{seed}-{split}")
+        examples = []
+        for i, (context, right) in [(i, p) for _ in range(train_copies if split == "train"
+                                                          else 1) for i, p in enumerate(pairs)]:
+            others = [pairs[j][1] for j in rng.sample(range(len(pairs)), num_choices + 2)
+                      if j != i and pairs[j][1] != right][:num_choices - 1]
+            label = rng.randrange(num_choices)
+            choices = others[:label] + [right] + others[label:]
+            examples.append([context] + choices + [str(label)])
+        _write(os.path.join(out, f"{split}.tsv"), header, examples)
+    return out
+
+
+def sentiment_lexicon(data_dir: str) -> dict[str, str]:
+    """``{word: POS|NEG}``: the one-word phrases of SST-2 train and their label."""
+    lexicon = {}
+    for row in _rows(os.path.join(data_dir, "glue", "SST-2", "train.tsv"))[1:]:
+        if len(row) == 2 and len(row[0].split()) == 1 and row[1] in ("0", "1"):
+            lexicon[row[0].strip()] = "POS" if row[1] == "1" else "NEG"
+    return lexicon
+
+
+def sst2_tags(data_dir: str, output_dir: str, num_train: int = 6000, seed: int = 0) -> str:
+    """Writes ``sst2_tags/{train,dev}.tsv``; returns the directory."""
+    out = os.path.join(output_dir, "sst2_tags")
+    lexicon = sentiment_lexicon(data_dir)
+
+    def tagged(text: str) -> list[str]:
+        words = text.split()
+        return [" ".join(words), " ".join(lexicon.get(w, "O") for w in words)]
+
+    train = sorted({r[0].strip() for r in _rows(os.path.join(
+        data_dir, "glue", "SST-2", "train.tsv"))[1:] if len(r) == 2 and len(r[0].split()) >= 6})
+    train = [t for t in train if any(w in lexicon for w in t.split())]
+    random.Random(seed).shuffle(train)
+    _write(os.path.join(out, "train.tsv"), ["tokens", "tags"],
+           [tagged(t) for t in train[:num_train]])
+    dev = [r[0] for r in _rows(os.path.join(data_dir, "glue", "SST-2", "dev.tsv"))[1:]
+           if len(r) == 2]
+    _write(os.path.join(out, "dev.tsv"), ["tokens", "tags"], [tagged(t) for t in dev])
+    return out
+
+
+def build_examples(output_dir: str, data_dir: str | None = None) -> dict[str, str]:
+    """Both example tasks; ``{name: directory}``."""
+    from albert_tf import resources
+    data_dir = resources.data_dir(data_dir)
+    if os.path.abspath(output_dir).startswith(os.path.abspath(data_dir) + os.sep):
+        raise ValueError(f"--output_dir={output_dir} is inside the (read-only) data directory.")
+    return {"rte_choice": rte_choice(data_dir, output_dir),
+            "sst2_tags": sst2_tags(data_dir, output_dir)}
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--output_dir", required=True, help="where the task folders go")
+    parser.add_argument("--data_dir", default=None, help="default $ALBERT_TF_DATA_DIR")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    for name, path in build_examples(args.output_dir, args.data_dir).items():
+        print(f"{name}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+"""The quantization recipes of the TFLite export: one table, one representative dataset.
+
+    from albert_tf.export import quantization
+    quantization.names()                   # ('none', 'float16', 'dynamic', 'int8', 'int16x8', 'qat')
+    recipe = quantization.get("int8")      # ExportError naming the choices if unknown
+    recipe.configure(converter, calibrated=True, strict=False)
+
+Each `Recipe` says how it configures the ``TFLiteConverter`` and what goes with it:
+whether it needs calibration text (``calibration``), which Keras model it converts
+(``model``: the float task model, or the quantization-aware one), whether the
+``int8_float_ops`` denylist applies, what the metadata and the binaries report
+(``integer``, ``reports_float_ops``) and whether the pipeline may list it. The binaries
+(``albert-tf-export --quantization``) and the pipeline's ``export.quantizations`` take
+their choices from `names` / `pipeline_names`; `albert_tf.export.tflite.convert` has no
+other per-quantization logic.
+
+Quantization-aware models are converted by the same path as the float model (the ``qat``
+recipe): what loads them is *registered* here (`register_qat_loader`,
+`register_qat_scope`) by the package that trains them, so the export package imports
+nothing of it. Loaders are tried newest first; the fallback is a Keras SavedModel of the
+TF-MOT quantize-wrapped task model at ``<model_dir>/qat``.
+
+This module imports no TensorFlow at import time (config validation reads the table);
+its errors are `albert_tf.export.common.ExportError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Callable, Mapping, Sequence
+
+
+
+def _error(message: str) -> Exception:
+    from albert_tf.export.common import ExportError   # imports TensorFlow: only on errors
+    return ExportError(message)
+
+# Calibration needs of a recipe.
+NO_CALIBRATION, CALIBRATION_REQUIRED, CALIBRATION_OPTIONAL = "none", "required", "optional"
+# Which Keras model a recipe converts.
+FLOAT_MODEL, QAT_MODEL = "float", "qat"
+QAT_DIR = "qat"
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """One ``--quantization`` choice.
+
+    Attributes:
+      name: the ``--quantization`` value (and ``metadata.json``'s ``quantization``).
+      description: one line for ``--help`` and the docs.
+      configure: ``configure(converter, calibrated, strict)`` sets the converter's
+        optimizations, supported types and ops; ``calibrated``: a representative dataset
+        is set; ``strict``: no float fallback ops (``--strict_int8``).
+      calibration: `NO_CALIBRATION`, `CALIBRATION_REQUIRED` (an error without
+        calibration text) or `CALIBRATION_OPTIONAL` (used when the task text is found).
+      model: `FLOAT_MODEL` or `QAT_MODEL` (converts `load_qat_model`'s model).
+      float_ops_denylist: ``int8_float_ops`` (ops kept in float) applies.
+      integer: the export records ``integer_only`` (the op report says whether every
+        compute op is integer); the evaluator expects integer kernels.
+      reports_float_ops: the binaries print the ops that compute in float.
+      pipeline: ``albert-tf-run``'s ``export.quantizations`` may list it (a QAT model is
+        exported only by its own compression).
+    """
+
+    name: str
+    description: str
+    configure: Callable[[Any, bool, bool], None]
+    calibration: str = NO_CALIBRATION
+    model: str = FLOAT_MODEL
+    float_ops_denylist: bool = False
+    integer: bool = False
+    reports_float_ops: bool = False
+    pipeline: bool = True
+
+    @property
+    def needs_calibration(self) -> bool:
+        return self.calibration == CALIBRATION_REQUIRED
+
+    @property
+    def uses_calibration(self) -> bool:
+        return self.calibration != NO_CALIBRATION
+
+    @property
+    def needs_qat_model(self) -> bool:
+        return self.model == QAT_MODEL
+
+
+# ------------------------------------------------------------------ converter settings
+def _float32(converter, calibrated: bool, strict: bool) -> None:
+    del converter, calibrated, strict
+
+
+def _float16(converter, calibrated: bool, strict: bool) -> None:
+    from albert_tf.backend import tf
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.target_spec.supported_types = [tf.float16]
+
+
+def _dynamic_range(converter, calibrated: bool, strict: bool) -> None:
+    from albert_tf.backend import tf
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+
+
+def _integer(ops_set: str) -> Callable[[Any, bool, bool], None]:
+    """Full-integer quantization with ``tf.lite.OpsSet.<ops_set>`` kernels (plus float
+    builtins unless strict); the representative dataset calibrates the activations."""
+    def configure(converter, calibrated: bool, strict: bool) -> None:
+        from albert_tf.backend import tf
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        ops = [getattr(tf.lite.OpsSet, ops_set)]
+        converter.target_spec.supported_ops = ops if strict else ops + [
+            tf.lite.OpsSet.TFLITE_BUILTINS]
+    return configure
+
+
+def _qat(converter, calibrated: bool, strict: bool) -> None:
+    """int8 with the learned ranges; the task text calibrates what QAT leaves uncovered.
+    Without calibration text only the weights are quantized (dynamic range)."""
+    if calibrated:
+        _integer("TFLITE_BUILTINS_INT8")(converter, calibrated, strict)
+    else:
+        _dynamic_range(converter, calibrated, strict)
+
+
+_RECIPES: dict[str, Recipe] = {}
+
+
+def register(recipe: Recipe) -> Recipe:
+    """Adds (or replaces) a recipe of the table; returns it."""
+    if recipe.calibration not in (NO_CALIBRATION, CALIBRATION_REQUIRED, CALIBRATION_OPTIONAL):
+        raise ValueError(f"recipe {recipe.name!r}: unknown calibration {recipe.calibration!r}.")
+    if recipe.model not in (FLOAT_MODEL, QAT_MODEL):
+        raise ValueError(f"recipe {recipe.name!r}: unknown model {recipe.model!r}.")
+    _RECIPES[recipe.name] = recipe
+    return recipe
+
+
+for _recipe in (
+        Recipe("none", "float32", _float32),
+        Recipe("float16", "float16 weights (dequantized at load; XNNPACK computes in float32)",
+               _float16),
+        Recipe("dynamic", "int8 weights, float activations quantized on the fly (dynamic "
+               "range)", _dynamic_range),
+        Recipe("int8", "int8 weights and activations calibrated on the task's train text; "
+               "int8_float_ops keeps the ops XNNPACK has no int8 kernel for in float",
+               _integer("TFLITE_BUILTINS_INT8"), calibration=CALIBRATION_REQUIRED,
+               float_ops_denylist=True, integer=True, reports_float_ops=True),
+        Recipe("int16x8", "int16 activations, int8 weights (more accurate, slower kernels)",
+               _integer("EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8"),
+               calibration=CALIBRATION_REQUIRED, reports_float_ops=True),
+        Recipe("qat", "the quantization-aware trained model converted to int8 with its "
+               "learned ranges (task text calibrates the tensors QAT leaves uncovered)",
+               _qat, calibration=CALIBRATION_OPTIONAL, model=QAT_MODEL, integer=True,
+               reports_float_ops=True, pipeline=False)):
+    register(_recipe)
+del _recipe
+
+
+def names() -> tuple[str, ...]:
+    """Every ``--quantization`` choice, in table order."""
+    return tuple(_RECIPES)
+
+
+def pipeline_names() -> tuple[str, ...]:
+    """The choices ``albert-tf-run``'s ``export.quantizations`` may list."""
+    return tuple(name for name, recipe in _RECIPES.items() if recipe.pipeline)
+
+
+def qat_names() -> tuple[str, ...]:
+    """The choices that export a quantization-aware model."""
+    return tuple(name for name, recipe in _RECIPES.items() if recipe.needs_qat_model)
+
+
+def get(name: str) -> Recipe:
+    """The recipe called ``name``; `ExportError` listing the choices otherwise."""
+    try:
+        return _RECIPES[name]
+    except (KeyError, TypeError):
+        raise _error(f"--quantization={name!r}: use one of {names()}.") from None
+
+
+def describe() -> str:
+    """``name: description`` lines of the table (``--help``)."""
+    return "; ".join(f"{r.name}: {r.description}" for r in _RECIPES.values())
+
+
+# ------------------------------------------------------------------ calibration data
+def calibration_size(calibration) -> int:
+    """Examples in ``calibration``: (text_a, text_b) pairs or a features dict."""
+    if calibration is None:
+        return 0
+    if isinstance(calibration, Mapping):
+        return len(next(iter(calibration.values()))) if calibration else 0
+    return len(calibration)
+
+
+def representative_dataset(calibration, vocab_file: str, do_lower_case: bool,
+                           seq_lengths: Sequence[int], batch_size: int,
+                           signature_keys: Sequence[str]):
+    """The converter's ``representative_dataset``: ``(signature_key, inputs)`` samples
+    (the bare inputs for a single signature) of ``batch_size`` rows, spread over the
+    signatures (buckets).
+
+    ``calibration`` is either (text_a, text_b) pairs, packed with the Python tokenizer
+    to each signature's length, or a features dict of int32 ``[n, seq]`` arrays already
+    packed (e.g. the training split's, as the compression stages encode it) whose ``seq``
+    must be that of every signature.
+    """
+    import numpy as np
+
+    from albert_tf.networks import INPUT_NAMES
+    n = len(signature_keys)
+    if isinstance(calibration, Mapping):
+        missing = [name for name in INPUT_NAMES if name not in calibration]
+        if missing:
+            raise _error(f"calibration features lack {missing}.")
+        arrays = {name: np.asarray(calibration[name], np.int32) for name in INPUT_NAMES}
+        width = arrays[INPUT_NAMES[0]].shape[-1]
+        if any(int(seq) != width for seq in seq_lengths):
+            raise _error(f"calibration features have {width} ids per row; the "
+                              f"signatures take {list(seq_lengths)}.")
+        count = calibration_size(arrays)
+
+        def gen():
+            for k, key in enumerate(signature_keys):
+                rows = np.arange(k, count, n) if count >= 4 * n else np.arange(count)
+                for start in range(0, len(rows) - batch_size + 1, batch_size):
+                    take = rows[start:start + batch_size]
+                    sample = {name: arrays[name][take] for name in INPUT_NAMES}
+                    yield (key, sample) if n > 1 else sample
+
+        return gen
+
+    from albert_tf.text.tokenizer import AlbertTokenizer
+    tok = AlbertTokenizer(vocab_file, do_lower_case=do_lower_case)
+    encoded = [(tok.encode(a), tok.encode(b) if b is not None else None) for a, b in calibration]
+
+    def gen():
+        from albert_tf.text.packing import pack_ids
+        for k, (key, seq) in enumerate(zip(signature_keys, seq_lengths)):
+            share = encoded[k::n] if len(encoded) >= 4 * n else encoded
+            for start in range(0, len(share) - batch_size + 1, batch_size):
+                rows = [pack_ids(a, b, seq, tok.cls_id, tok.sep_id, tok.pad_id)
+                        for a, b in share[start:start + batch_size]]
+                sample = {name: np.array([r[name] for r in rows], np.int32)
+                          for name in INPUT_NAMES}
+                yield (key, sample) if n > 1 else sample
+
+    return gen
+
+
+# ------------------------------------------------------------ quantization-aware models
+QAT_LOADERS: list[Callable[[str], Any]] = []
+QAT_SCOPES: list[Callable[[], Any]] = []
+
+
+def register_qat_loader(loader: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Adds ``loader(model_dir) -> keras.Model | None`` to the QAT model lookup (the
+    newest registered is tried first; registering the same loader again moves it to the
+    front). Returns ``loader`` (usable as a decorator; remove it with
+    `unregister_qat_loader`)."""
+    unregister_qat_loader(loader)
+    QAT_LOADERS.insert(0, loader)
+    return loader
+
+
+def unregister_qat_loader(loader: Callable[[str], Any]) -> None:
+    while loader in QAT_LOADERS:
+        QAT_LOADERS.remove(loader)
+
+
+def register_qat_scope(scope: Callable[[], Any]) -> Callable[[], Any]:
+    """Adds ``scope()``, a context manager with the custom objects (quantizers,
+    ``QuantizeConfig``s) that deserializing a QAT SavedModel needs; the newest wins."""
+    while scope in QAT_SCOPES:
+        QAT_SCOPES.remove(scope)
+    QAT_SCOPES.insert(0, scope)
+    return scope
+
+
+def load_qat_model(model_dir: str, qat_model_dir: str | None = None):
+    """The quantization-aware Keras model for ``model_dir`` (the ``qat`` recipe's model).
+
+    ``qat_model_dir`` given: the Keras SavedModel of the TF-MOT quantize-wrapped task
+    model there. Otherwise the registered loaders (`register_qat_loader`, newest first),
+    then such a SavedModel at ``<model_dir>/qat``. Its outputs must be those of the float
+    task model (``logits``, ``value``, ...); it converts through the same path as the float
+    model.
+    """
+    if qat_model_dir is None:
+        for loader in list(QAT_LOADERS):
+            model = loader(model_dir)
+            if model is not None:
+                return model
+    path = qat_model_dir or os.path.join(model_dir, QAT_DIR)
+    if not os.path.exists(path):
+        raise _error(
+            f"--quantization=qat needs a quantization-aware trained model and none was found "
+            f"for {model_dir}: no registered loader knows it ({len(QAT_LOADERS)} registered; "
+            "the compression tools register theirs when their qat module is imported, as "
+            f"albert-tf-export does) and there is no {path} (a Keras SavedModel of the TF-MOT "
+            "quantize-wrapped task model). Train one with the compression tools "
+            "(quantization-aware training), or use --quantization=int8 for post-training "
+            "full-integer quantization.")
+    import tensorflow_model_optimization as tfmot
+
+    import albert_tf.layers  # noqa: F401  (registers the custom layers)
+    from albert_tf.backend import keras
+    scope = QAT_SCOPES[0] if QAT_SCOPES else tfmot.quantization.keras.quantize_scope
+    with scope():
+        return keras.models.load_model(path, compile=False)

@@ -1,0 +1,195 @@
+"""The task-head registry (`albert_tf.heads`): no head ladders elsewhere, the example data
+and its formats, and multiple choice / token classification through SavedModel (raw text),
+TFLite and the runner (untrained albert_tiny; real text from the shared data)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
+SEQ = 32
+
+
+def _sources():
+    for base in ("albert_tf", "tflite"):
+        for directory, _, files in os.walk(os.path.join(ROOT, base)):
+            for name in files:
+                if name.endswith(".py"):
+                    yield os.path.join(directory, name)
+
+
+def test_no_head_ladders_outside_the_registry():
+    ladder = re.compile(r"""(head|kind)\s*(==|!=)\s*["']|head\s+(not\s+)?in\s+\(""")
+    # benchmark/end_to_end.py belongs to another part of the issue (not wired here yet).
+    allowed = {os.path.join("albert_tf", "heads.py"),
+               os.path.join("albert_tf", "benchmark", "end_to_end.py")}
+    found = []
+    for path in _sources():
+        rel = os.path.relpath(path, ROOT)
+        if rel in allowed:
+            continue
+        with open(path, encoding="utf-8") as f:
+            for i, line in enumerate(f, 1):
+                if ladder.search(line) and ("head" in line or "classification" in line
+                                            or "squad" in line or "pretraining" in line):
+                    found.append(f"{rel}:{i}: {line.strip()}")
+    assert not found, "\n".join(found)
+
+
+def test_training_tasks_and_squad_task_do_not_import_each_other():
+    def imported(rel):
+        with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        return names
+
+    assert "albert_tf.training.squad_task" not in imported("albert_tf/training/tasks.py")
+    assert not {n for n in imported("albert_tf/heads.py") if n.startswith("albert_tf.training")}
+
+
+def test_registry_covers_every_head():
+    from albert_tf import checkpoints, heads
+    assert set(checkpoints.HEADS) == set(heads.HEADS)
+    assert heads.for_task_type("squad").name == "span"
+    assert heads.for_task_type("multiple_choice").name == "multiple_choice"
+    assert heads.for_task_type("token_classification").name == "token_classification"
+    with pytest.raises(ValueError, match="unknown task type"):
+        heads.for_task_type("nope")
+    with pytest.raises(ValueError, match="needs its labels"):
+        checkpoints.TaskInfo("t", "token_classification")
+    with pytest.raises(ValueError, match="unknown head"):
+        checkpoints.TaskInfo("t", "nope")
+
+
+def test_word_labels_groups_pieces():
+    from albert_tf.heads import word_labels
+    pieces = ["[CLS]", "\u2581dull", "\u2581life", "less", "\u2581", ",", "[SEP]", "<pad>"]
+    words, labels = word_labels(pieces, [1, 0, 1, 2, 1, 2, 1, 1],
+                                [True, False, False, False, False, False, True, True],
+                                [1, 1, 1, 1, 1, 1, 1, 0])
+    assert words == ["dull", "lifeless", ","] and labels == [0, 1, 1]
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory, data_dir):
+    from albert_tf.data.examples import build_examples
+    return build_examples(str(tmp_path_factory.mktemp("examples")), data_dir)
+
+
+def test_example_data_and_loaders(examples, data_dir):
+    from albert_tf.data import tasks as data_tasks
+    from albert_tf.data.examples import sentiment_lexicon
+    mc_dir, tc_dir = examples["rte_choice"], examples["sst2_tags"]
+    assert data_tasks.detect_task_type(os.path.join(mc_dir, "train.tsv")) == "multiple_choice"
+    assert data_tasks.detect_task_type(os.path.join(tc_dir, "train.tsv")) == \
+        "token_classification"
+    assert data_tasks.detect_task_type(
+        os.path.join(data_dir, "glue", "SST-2", "dev.tsv")) is None
+    mc = data_tasks.load_multiple_choice_task(os.path.join(mc_dir, "train.tsv"),
+                                              os.path.join(mc_dir, "dev.tsv"))
+    assert len(mc.dev) == 139 and len(mc.train) == 4 * 1244 and mc.label_list == list("0123")
+    rte = data_tasks.load_task("rte", data_dir)
+    first = mc.dev[0]
+    assert first.text_b[int(first.label)] == rte.dev[0].text_b   # the right second sentence
+    assert len(set(first.text_b)) == 4
+    tc = data_tasks.load_token_classification_task(os.path.join(tc_dir, "train.tsv"),
+                                                   os.path.join(tc_dir, "dev.tsv"))
+    assert tc.label_list == ["NEG", "O", "POS"] and len(tc.dev) == 872
+    lexicon = sentiment_lexicon(data_dir)
+    ex = tc.dev[0]
+    assert list(ex.label) == [lexicon.get(w, "O") for w in ex.text_a.split()]
+    # Deterministic: built twice, the same files.
+    from albert_tf.data.examples import rte_choice
+    again = rte_choice(data_dir, os.path.join(os.path.dirname(mc_dir), "again"))
+    with open(os.path.join(mc_dir, "dev.tsv")) as a, open(os.path.join(again, "dev.tsv")) as b:
+        assert a.read() == b.read()
+
+
+def _model_dir(tmp_path_factory, head, label_list=None, text_pair=False):
+    import albert_tf
+    from albert_tf.checkpoints import TaskInfo, build_task_model
+    path = str(tmp_path_factory.mktemp(head) / "model")
+    config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
+    info = TaskInfo(head, head, label_list, SEQ, text_pair=text_pair)
+    albert_tf.save_model_dir(build_task_model(config, info), path, task_info=info,
+                             vocab_file=VOCAB)
+    return path
+
+
+def _serve(tmp_path_factory, model_dir):
+    import tensorflow_text  # noqa: F401  (its ops)
+    from albert_tf.backend import tf
+    from albert_tf.export.saved_model import export_saved_model
+    path = export_saved_model(model_dir, str(tmp_path_factory.mktemp("serving")))
+    return tf.saved_model.load(path)
+
+
+def test_multiple_choice_saved_model_tflite_runner(tmp_path_factory, examples):
+    from albert_tf.backend import tf
+    from albert_tf.export.common import ExportError
+    from albert_tf.export.tflite import export_tflite
+    from albert_tf.data.tasks import load_multiple_choice_task
+    from albert_tflite.runner import TFLiteRunner
+    model_dir = _model_dir(tmp_path_factory, "multiple_choice", text_pair=True)
+    dev = load_multiple_choice_task(os.path.join(examples["rte_choice"], "dev.tsv"),
+                                    name="x").train[:3]
+    contexts = [e.text_a for e in dev]
+    choices = [list(e.text_b) for e in dev]
+    serve = _serve(tmp_path_factory, model_dir).signatures["serving_default"]
+    got = serve(context=tf.constant(contexts), choices=tf.constant(choices))
+    probs = got["probabilities"].numpy()
+    assert probs.shape == (3, 4) and got["choice_id"].shape == (3,)
+    assert [c.decode() for c in got["choice"].numpy()] == \
+        [c[i] for c, i in zip(choices, probs.argmax(-1))]
+    # TFLite: one (context, choice) row per id row; the runner regroups them.
+    edge = export_tflite(model_dir, str(tmp_path_factory.mktemp("edge") / "mc"),
+                         seq_lengths=[16, SEQ], batch_size=2)
+    runner = TFLiteRunner(edge)
+    answers = runner.predict(contexts, choices)
+    np.testing.assert_allclose([a["probabilities"] for a in answers], probs, atol=1e-4)
+    assert [a["choice"] for a in answers] == [c.decode() for c in got["choice"].numpy()]
+    with pytest.raises(ValueError, match="list of candidate texts"):
+        runner.predict(contexts[:1], ["just one string"])
+    with pytest.raises(ExportError, match="with_tokenizer"):
+        export_tflite(model_dir, str(tmp_path_factory.mktemp("edge") / "x"),
+                      with_tokenizer=True)
+
+
+def test_token_classification_saved_model_tflite_runner(tmp_path_factory, examples):
+    from albert_tf.backend import tf
+    from albert_tf.export.tflite import export_tflite
+    from albert_tflite.runner import TFLiteRunner, main
+    model_dir = _model_dir(tmp_path_factory, "token_classification", ("NEG", "O", "POS"))
+    texts = ["a gorgeous , witty film .", "dull and lifeless"]
+    got = _serve(tmp_path_factory, model_dir).signatures["serving_default"](
+        text=tf.constant(texts))
+    tokens = got["token"].numpy()
+    assert tokens.shape == (2, SEQ) and tokens[1, 0] == b"[CLS]"
+    assert got["probabilities"].shape == (2, SEQ, 3)
+    labels = got["label"].numpy()
+    edge = export_tflite(model_dir, str(tmp_path_factory.mktemp("edge") / "tc"),
+                         seq_lengths=[SEQ], batch_size=2)
+    answers = TFLiteRunner(edge).predict(texts)
+    assert answers[0]["words"] == ["a", "gorgeous", ",", "witty", "film", "."]
+    assert answers[1]["words"] == ["dull", "and", "lifeless"]
+    # The runner's word tags are the SavedModel's tags of each word's first piece.
+    starts = [i for i, t in enumerate(tokens[1]) if t.decode().startswith("\u2581")]
+    assert answers[1]["labels"] == [labels[1, i].decode() for i in starts]
+    with open(os.path.join(examples["sst2_tags"], "dev.tsv")) as f:
+        head = [next(f) for _ in range(4)]
+    inputs = tmp_path_factory.mktemp("inputs") / "dev_head.tsv"
+    inputs.write_text("".join(head))
+    out = inputs.parent / "out.jsonl"
+    assert main([f"--model={edge}", f"--input_file={inputs}", f"--output_file={out}"]) == 0
+    assert len(out.read_text().splitlines()) == 3
