@@ -25,7 +25,7 @@ from typing import Iterable
 
 import numpy as np
 
-from albert_tf import heads as heads_lib
+from albert_tf import task_heads as heads_lib
 from albert_tf.backend import keras, tf
 from albert_tf.config import AlbertConfig
 
@@ -33,7 +33,7 @@ WEIGHTS_PREFIX = "weights"
 CONFIG_FILE = "config.json"
 TASK_FILE = "task.json"
 VOCAB_FILE = "vocab.model"
-HEADS = tuple(heads_lib.HEADS)   # the registry: `albert_tf.heads`
+HEADS = tuple(heads_lib.HEADS)   # the registry: `albert_tf.task_heads`
 
 
 @dataclasses.dataclass(frozen=True)

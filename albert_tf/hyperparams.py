@@ -3,9 +3,9 @@
 Every experiment schema of the package is a tree of dataclasses built the same way
 (the TF Model Garden way), whatever the binary:
 
-* training (`albert_tf.training.config.ExperimentConfig`: albert-tf-pretrain/-finetune),
-* compression (`albert_tf.compression.config.CompressionConfig`: albert-tf-compress),
-* the pipeline (`albert_tf.pipeline.experiment.PipelineConfig`: albert-tf-run).
+* training (`albert_tf.training.experiment_config.ExperimentConfig`: albert-tf-pretrain/-finetune),
+* compression (`albert_tf.compression.compression_config.CompressionConfig`: albert-tf-compress),
+* the pipeline (`albert_tf.pipeline.pipeline_config.PipelineConfig`: albert-tf-run).
 
 Layering (`build_config`, `apply_config_layers`): the dataclass defaults, then each YAML
 file in order (a path, or a bare name of ``official_configs/experiments/<name>.yaml``),

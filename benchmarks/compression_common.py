@@ -34,7 +34,7 @@ RESULTS = os.path.join(OUT, "results")
 
 from albert_tf.checkpoints import load_task_model, save_model_dir, vocab_path  # noqa: E402
 from albert_tf.compression import data as data_lib  # noqa: E402
-from albert_tf.compression.config import CompressionConfig  # noqa: E402
+from albert_tf.compression.compression_config import CompressionConfig  # noqa: E402
 
 
 def log(message: str) -> None:

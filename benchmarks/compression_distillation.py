@@ -15,7 +15,7 @@ from compression_common import (DATA_DIR, SEQ, export, load_start, log, save, sa
 from albert_tf.checkpoints import build_task_model
 from albert_tf.compression import data as data_lib
 from albert_tf.compression.data import load_task_inputs
-from albert_tf.compression.pipeline import compress_model, student_config
+from albert_tf.compression.compressor import compress_model, student_config
 
 STEPS = 3000
 STUDENT = "albert_mini"

@@ -14,7 +14,7 @@ import argparse
 from compression_common import (export, load_start, log, path, save, save_result, sizes,
                                  stage_config, tflite_accuracy)
 
-from albert_tf.compression.pipeline import compress_model
+from albert_tf.compression.compressor import compress_model
 
 STEPS = 2000
 

@@ -18,7 +18,7 @@ from compression_common import (DATA_DIR, SEQ, START, calibration_features, expo
 from albert_tf.checkpoints import load_task_model, vocab_path
 from albert_tf.compression import qat
 from albert_tf.compression.data import load_task_inputs
-from albert_tf.compression.pipeline import compress_model
+from albert_tf.compression.compressor import compress_model
 from albert_tf.export.common import load_source
 
 STEPS = 600

@@ -18,7 +18,7 @@ from compression_common import (RESULTS, SEQ, START, calibration_features, load_
 
 from albert_tf.backend import tf
 from albert_tf.compression import qat
-from albert_tf.compression.config import QATConfig
+from albert_tf.compression.compression_config import QATConfig
 from albert_tf.export.common import load_source
 
 BATCHES = 100

@@ -11,7 +11,7 @@ from compression_common import (DATA_DIR, SEQ, export, load_start, log, save, sa
                                  sizes, stage_config, tflite_accuracy)
 
 from albert_tf.compression.data import load_task_inputs
-from albert_tf.compression.pipeline import compress_model
+from albert_tf.compression.compressor import compress_model
 
 
 def main() -> None:

@@ -48,7 +48,7 @@ def synthetic_batch(config, batch_size: int, seq_length: int, max_predictions: i
 
 def run_albert_tf(args, batch) -> dict:
     from albert_tf.backend import tf
-    from albert_tf.training.config import ExperimentConfig
+    from albert_tf.training.experiment_config import ExperimentConfig
     from albert_tf.training.tasks import PretrainingTask
     from albert_tf.training.trainer import Trainer
 

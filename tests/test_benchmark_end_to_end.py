@@ -136,7 +136,7 @@ def test_labels_buckets_and_batching(driven, dev):
 
 
 def test_report_and_json(driven, tmp_path):
-    from albert_tf.benchmark.report import write_report
+    from albert_tf.benchmark.tables import write_report
     text = write_report(str(tmp_path), [], {"threads": 1}, end_to_end=list(driven.values()))
     assert "SST-2 dev end to end" in text
     rows = [line for line in text.splitlines() if line.startswith("| tiny | none |")]

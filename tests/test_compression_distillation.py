@@ -5,8 +5,8 @@ import pytest
 
 from albert_tf.backend import keras, tf
 from albert_tf.compression import distillation
-from albert_tf.compression.config import CompressionConfigError, DistillationConfig
-from albert_tf.compression.testing import random_features, tiny_config
+from albert_tf.compression.compression_config import CompressionConfigError, DistillationConfig
+from albert_tf.compression.fixtures import random_features, tiny_config
 from albert_tf.models import build_classifier
 
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from albert_tf.compression import data as data_lib
-from albert_tf.compression import pipeline
-from albert_tf.compression.config import (CompressionConfig, CompressionConfigError,
+from albert_tf.compression import compressor
+from albert_tf.compression.compression_config import (CompressionConfig, CompressionConfigError,
                                           build_compression_config)
-from albert_tf.compression.testing import tiny_config, tiny_model_dir, tiny_sst2_dir
+from albert_tf.compression.fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
 from albert_tf.hyperparams import ConfigKeyError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,7 +51,7 @@ def test_unprunable_target_fails_before_any_training(tmp_path, data_dir, monkeyp
     config.pruning.targets = ["attention", "attention_mask"]
     config.pruning.end_step, config.pruning.frequency, config.pruning.train_steps = 10, 5, 10
     with pytest.raises(CompressionConfigError, match="attention_mask.*cannot be pruned"):
-        pipeline.run(config, log=lambda m: None)
+        compressor.run(config, log=lambda m: None)
 
 
 def test_cli_reports_bad_input_and_exits(tmp_path):
@@ -79,7 +79,7 @@ def test_prune_then_qat_end_to_end(tmp_path, data_dir):
     config.export.tflite = False
     config.run_eagerly = True     # graph-mode training: test_compression_pruning, benchmarks
     logs = []
-    report = pipeline.run(config, log=logs.append)
+    report = compressor.run(config, log=logs.append)
     assert set(report["dev"]) == {"start", "pruning", "qat"}
     assert abs(report["sparsity"]["total"] - 0.5) < 0.01
     saved = os.path.join(config.model_dir, "model")

@@ -8,8 +8,8 @@ import pytest
 from albert_tf.backend import keras
 from albert_tf.checkpoints import load_task_model, named_weights, save_model_dir
 from albert_tf.compression import qat
-from albert_tf.compression.config import QATConfig
-from albert_tf.compression.testing import (VOCAB, random_features, sst2_task_info,
+from albert_tf.compression.compression_config import QATConfig
+from albert_tf.compression.fixtures import (VOCAB, random_features, sst2_task_info,
                                            tiny_config)
 from albert_tf.models import build_classifier
 
@@ -106,7 +106,7 @@ def test_int8_tflite_masks_padded_keys(tmp_path):
     predicted one class on padded SST-2 inputs."""
     from ai_edge_litert.interpreter import Interpreter
 
-    from albert_tf.compression.testing import tiny_model_dir
+    from albert_tf.compression.fixtures import tiny_model_dir
     from albert_tf.export.common import load_source
     seq, pad_from = 32, 9                    # seq >= 16: TFLite's vectorized int8 ADD
     config = tiny_config(num_hidden_layers=2, sharing="none")

@@ -6,8 +6,8 @@ import pytest
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import load_task_model, save_model_dir
 from albert_tf.compression import structured
-from albert_tf.compression.config import CompressionConfigError, StructuredConfig
-from albert_tf.compression.testing import VOCAB, random_features, sst2_task_info, tiny_config
+from albert_tf.compression.compression_config import CompressionConfigError, StructuredConfig
+from albert_tf.compression.fixtures import VOCAB, random_features, sst2_task_info, tiny_config
 from albert_tf.models import build_classifier
 
 

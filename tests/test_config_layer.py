@@ -20,7 +20,7 @@ import pytest
 
 from albert_tf import hyperparams
 from albert_tf.config import AlbertConfig, load_config
-from albert_tf.training import config as cfg
+from albert_tf.training import experiment_config as cfg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALBERT_FIELDS = [f.name for f in dataclasses.fields(AlbertConfig)]
@@ -73,8 +73,8 @@ def test_formula_matches_the_built_encoder(name, sharing):
 def test_one_engine_for_every_schema():
     """training, compression and the pipeline read YAML and overrides with the same code;
     the old import path re-exports the same objects."""
-    import albert_tf.compression.config as compression
-    import albert_tf.pipeline.experiment as pipeline
+    import albert_tf.compression.compression_config as compression
+    import albert_tf.pipeline.pipeline_config as pipeline
     import albert_tf.training as training
     for name in ("ConfigKeyError", "ConfigValueError", "override_params",
                  "parse_params_override", "load_yaml_file", "resolve_config_file",
@@ -91,8 +91,8 @@ def test_one_engine_for_every_schema():
 
 
 def test_compression_and_pipeline_errors_name_source_and_key():
-    from albert_tf.compression.config import build_compression_config
-    from albert_tf.pipeline.experiment import load_pipeline_config
+    from albert_tf.compression.compression_config import build_compression_config
+    from albert_tf.pipeline.pipeline_config import load_pipeline_config
     with pytest.raises(hyperparams.ConfigKeyError,
                        match=r"^--params_override: unknown config key 'qat\.bogus'"):
         build_compression_config([], ["qat.bogus=1"])
@@ -110,8 +110,8 @@ def test_compression_and_pipeline_errors_name_source_and_key():
 
 
 def test_to_yaml_round_trip_of_every_schema(tmp_path):
-    from albert_tf.compression.config import CompressionConfig
-    from albert_tf.pipeline.experiment import PipelineConfig
+    from albert_tf.compression.compression_config import CompressionConfig
+    from albert_tf.pipeline.pipeline_config import PipelineConfig
     experiment = cfg.override_params(cfg.ExperimentConfig(), hyperparams.parse_params_override(
         "model.sharing=none,model.hidden_act=on,model.layer_norm_eps=1e-6", keep_text=True))
     assert experiment.model.hidden_act == "on" and experiment.model.layer_norm_eps == 1e-6

@@ -12,7 +12,7 @@ import pytest
 
 from albert_tf.data.squad import (SquadError, convert_examples_to_features, postprocess_predictions,
                                   read_squad_examples, span_to_text, squad_dataset, squad_metrics)
-from albert_tf.data.tasks import load_task
+from albert_tf.data.task_data import load_task
 from albert_tf.text.tokenizer import AlbertTokenizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from albert_tf.backend import tf
-from albert_tf.data.tasks import (Example, TaskDataError, classification_dataset, load_task,
+from albert_tf.data.task_data import (Example, TaskDataError, classification_dataset, load_task,
                                   load_tsv_task)
 from albert_tf.text.tokenizer import AlbertTokenizer
 
@@ -83,7 +83,7 @@ def test_missing_data_and_unknown_task(tmp_path):
 
 
 def test_tfds_fails_fast_offline(monkeypatch):
-    import albert_tf.data.tasks as tasks
+    import albert_tf.data.task_data as tasks
     monkeypatch.setattr(tasks, "_online", lambda timeout=3.0: False)
     start = time.time()
     with pytest.raises(TaskDataError, match="offline.*data_dir"):
@@ -157,7 +157,7 @@ def test_classification_dataset_replicas_and_regression(tok):
 
 
 def test_the_data_root_and_its_glue_directory_give_the_same_task(tmp_path, data_dir):
-    from albert_tf.data.tasks import expected_glue_file, find_glue_task_dir
+    from albert_tf.data.task_data import expected_glue_file, find_glue_task_dir
     from_root = load_task("rte", data_dir)                  # <data>/glue/RTE/ found
     from_glue = load_task("rte", os.path.join(data_dir, "glue"))
     assert from_root.train == from_glue.train and from_root.dev == from_glue.dev

@@ -1,5 +1,6 @@
 """Property-based fuzzing (hypothesis) of the configuration entry points: experiment YAML
-files and ``--params_override`` (`albert_tf.training.config`), and the model's JSON config
+files and ``--params_override`` (`albert_tf.training.experiment_config`), and the model's JSON
+config
 (`albert_tf.config.AlbertConfig`).
 
 Properties: any string / file gives either a valid config or ConfigKeyError /
@@ -9,7 +10,8 @@ one); a generated valid config survives ``to_yaml`` -> YAML file -> load (and
 
 Examples per entry point in the CI profile (`make fuzz`: 20x): ``--params_override``
 strings 1,000 arbitrary + 500 structured + 300 string-field values; YAML files 700 +
-150 round trips (+ the 500 mappings above, a third of them as files); AlbertConfig dicts 1,000 + JSON files 300.
+150 round trips (+ the 500 mappings above, a third of them as files); AlbertConfig dicts 1,000
++ JSON files 300.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from albert_tf.config import AlbertConfig, ConfigError
-from albert_tf.training import config as cfg
+from albert_tf.training import experiment_config as cfg
 from fuzzing import fuzz_examples
 
 _TMP = tempfile.TemporaryDirectory(prefix="fuzz_configs_")
@@ -335,7 +337,8 @@ def test_albert_config_from_any_dict(values):
 @settings(max_examples=fuzz_examples(300))
 @given(st.one_of(model_config_dicts().map(lambda d: json.dumps(d).encode()),
                  st.binary(max_size=40), st.just(b"[" * 100_000),
-                 st.builds(lambda d: b"\xef\xbb\xbf" + json.dumps(d).encode(), model_config_dicts())))
+                 st.builds(lambda d: b"\xef\xbb\xbf" + json.dumps(d).encode(),
+                           model_config_dicts())))
 def test_albert_config_json_file(data):
     path = _write("albert_config.json", data)
     try:

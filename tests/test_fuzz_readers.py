@@ -26,7 +26,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from albert_tf.data.squad import SquadError, read_squad_examples
-from albert_tf.data.tasks import Example, TaskDataError, load_task, load_tsv_task, read_examples
+from albert_tf.data.task_data import Example, TaskDataError, load_task, load_tsv_task, read_examples
 from fuzzing import fuzz_examples
 
 _TMP = tempfile.TemporaryDirectory(prefix="fuzz_readers_")
@@ -258,7 +258,7 @@ def test_glue_directory_round_trip(case):
 @given(st.sampled_from(sorted(GLUE_LAYOUTS) + ["mnli", "mrpc", "qqp", "qnli", "wnli"]),
        RAW, st.one_of(st.none(), RAW), st.one_of(st.none(), RAW))
 def test_glue_directory_any_bytes(task, train, dev, test):
-    from albert_tf.data.tasks import GLUE_TASKS, glue_task_key
+    from albert_tf.data.task_data import GLUE_TASKS, glue_task_key
     spec = GLUE_TASKS[glue_task_key(task)]
     root = tempfile.mkdtemp(dir=_TMP.name)
     paths = [_write(os.path.join(root, spec.directory, "train.tsv"), train)]

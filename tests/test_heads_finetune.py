@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from albert_tf.training.config import build_experiment
+from albert_tf.training.experiment_config import build_experiment
 from albert_tf.training.trainer import run_experiment
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from albert_tf.pipeline.report import Artifact, choose_final, pareto_front, write_report
+from albert_tf.pipeline.pareto_report import Artifact, choose_final, pareto_front, write_report
 from albert_tf.pipeline.stages import Stage, StageError, StageRunner
 
 
@@ -86,8 +86,8 @@ def test_report_files_are_written(tmp_path):
 
 # ------------------------------------------------------------------------- compression
 from albert_tf.hyperparams import ConfigValueError  # noqa: E402
-from albert_tf.pipeline import compress as compress_lib  # noqa: E402
-from albert_tf.pipeline.experiment import PipelineConfig, load_pipeline_config  # noqa: E402
+from albert_tf.pipeline import candidates as compress_lib  # noqa: E402
+from albert_tf.pipeline.pipeline_config import PipelineConfig, load_pipeline_config  # noqa: E402
 
 
 @pytest.mark.parametrize("override, key", [
@@ -122,7 +122,7 @@ def test_bad_compression_keys_fail_naming_the_key(override, key):
 def test_a_bad_sparsity_fails_before_anything_runs(tmp_path):
     config = PipelineConfig(output_dir=str(tmp_path / "run"))
     config.compress.prune_sparsities = [1.5]
-    from albert_tf.pipeline.run import run_pipeline
+    from albert_tf.pipeline.driver import run_pipeline
     with pytest.raises(ConfigValueError,
                        match=r"compress.prune_sparsities: 1.5 is not in \(0, 1\)"):
         run_pipeline(config, echo=lambda s: None)
@@ -130,7 +130,7 @@ def test_a_bad_sparsity_fails_before_anything_runs(tmp_path):
 
 
 def test_a_final_test_with_nothing_exported_fails_before_anything_runs(tmp_path):
-    from albert_tf.pipeline.run import run_pipeline
+    from albert_tf.pipeline.driver import run_pipeline
     config = load_pipeline_config("run_quick", [f"output_dir={tmp_path / 'run'}",
                                                 "export.quantizations=[]",
                                                 "compress.prune_sparsities=[]"])
@@ -141,7 +141,7 @@ def test_a_final_test_with_nothing_exported_fails_before_anything_runs(tmp_path)
 
 @pytest.mark.parametrize("steps", [1, 2, 3, 7, 10, 11, 99, 450, 4001])
 def test_step_budgets_give_valid_pruning_schedules(steps):
-    from albert_tf.compression.config import PruningConfig, validate_pruning
+    from albert_tf.compression.compression_config import PruningConfig, validate_pruning
     schedule = compress_lib.pruning_schedule(steps)
     validate_pruning(PruningConfig(**schedule))        # reaches its final sparsity
     assert schedule["end_step"] <= steps and schedule["end_step"] >= 0.5 * steps
@@ -168,7 +168,7 @@ def test_the_quick_experiment_is_budgeted_in_steps(tmp_path):
     """run_quick (the main job) means the same on every machine: fixed steps for every
     pretraining, finetuning and compression stage, at least 5 held-out points per
     pretraining curve, and wall-clock guards well above what the steps take."""
-    from albert_tf.pipeline.run import Paths, all_stages
+    from albert_tf.pipeline.driver import Paths, all_stages
     config = load_pipeline_config("run_quick", [f"output_dir={tmp_path}"])
     stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
     pretrain = config.pretrain
@@ -188,8 +188,8 @@ def test_the_quick_experiment_is_budgeted_in_steps(tmp_path):
 def test_fixed_compression_steps_need_no_measured_speed(tmp_path):
     """compress.steps sets every stage's steps; no finetuning summaries are read (there
     are none here: the seconds conversion would fail)."""
-    from albert_tf.compression.config import build_compression_config
-    from albert_tf.pipeline.run import Paths, all_stages
+    from albert_tf.compression.compression_config import build_compression_config
+    from albert_tf.pipeline.driver import Paths, all_stages
     config = load_pipeline_config("run_full", [f"output_dir={tmp_path}", "compress.steps=40"])
     stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
     for method, stage in (("prune0.8", "pruning"), ("structured", "structured"),
@@ -212,7 +212,7 @@ def test_fixed_compression_steps_need_no_measured_speed(tmp_path):
 
 
 def test_the_report_states_step_budgets_and_guard_stops():
-    from albert_tf.pipeline.run import budget_meta, collect_compressions
+    from albert_tf.pipeline.driver import budget_meta, collect_compressions
     config = load_pipeline_config("run_quick", ["pretrain.max_steps_per_model="
                                                 "{albert_small: 600}", "compress.steps=80"])
     results = {"pretrain_albert_mini": {"steps": 1500, "max_steps": 1500},
@@ -233,7 +233,7 @@ def test_the_report_states_step_budgets_and_guard_stops():
 
 
 def test_the_full_experiment_plans_every_compression(tmp_path):
-    from albert_tf.pipeline.run import Paths, all_stages
+    from albert_tf.pipeline.driver import Paths, all_stages
     config = load_pipeline_config("run_full", [f"output_dir={tmp_path}",
                                                "compress.steps_per_second=2"])
     stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
@@ -261,7 +261,7 @@ def test_the_full_experiment_plans_every_compression(tmp_path):
     argv = stages["compress_albert_small+distill"].argv()     # writes its inputs now
     out = tmp_path / "compress" / "albert_small+distill"
     assert argv[-1] == f"--config_file={out / 'compression.yaml'}"
-    from albert_tf.compression.config import build_compression_config
+    from albert_tf.compression.compression_config import build_compression_config
     resolved = build_compression_config([str(out / "compression.yaml")])
     assert resolved.stages == ["distillation"]
     assert resolved.distillation.train_steps == 195      # 0.75 * (240 - 45) s * 2 / 1.5
@@ -299,8 +299,8 @@ def test_tiny_run_compresses_exports_reports_and_resumes(tmp_path, data_dir):
     quarter of 12 s at the 3 steps/s the finetuning summaries record, over the pruning
     step cost 1.5), the pruned model's export, score and timing, the report; then a
     rerun that skips every stage."""
-    from albert_tf.compression.testing import tiny_config, tiny_model_dir, tiny_sst2_dir
-    from albert_tf.pipeline.run import Paths, run_pipeline
+    from albert_tf.compression.fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
+    from albert_tf.pipeline.driver import Paths, run_pipeline
     config = PipelineConfig(output_dir=str(tmp_path / "run"),
                             data_dir=tiny_sst2_dir(str(tmp_path / "data"), data_dir, 64, 32,
                                                    test=48))

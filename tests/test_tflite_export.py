@@ -141,7 +141,7 @@ def test_one_recipe_table_for_the_library_the_binary_and_the_pipeline(monkeypatc
     from albert_tf.export import ExportError, quantization
     from albert_tf.export.tflite import QUANTIZATIONS
     from albert_tf.hyperparams import ConfigValueError
-    from albert_tf.pipeline import experiment
+    from albert_tf.pipeline import pipeline_config
     names = quantization.names()
     assert names == QUANTIZATIONS == ("none", "float16", "dynamic", "int8", "int16x8", "qat")
     assert quantization.pipeline_names() == ("none", "float16", "dynamic", "int8", "int16x8")
@@ -163,9 +163,10 @@ def test_one_recipe_table_for_the_library_the_binary_and_the_pipeline(monkeypatc
     export_bin.define_flags()
     assert defined["quantization"][0] == "DEFINE_enum"
     assert tuple(defined["quantization"][2][0]) == names
-    experiment._check_quantizations("export.quantizations", list(quantization.pipeline_names()))
+    pipeline_config._check_quantizations("export.quantizations",
+                                         list(quantization.pipeline_names()))
     with pytest.raises(ConfigValueError, match="exported as qat by itself"):
-        experiment._check_quantizations("export.quantizations", ["qat"])
+        pipeline_config._check_quantizations("export.quantizations", ["qat"])
 
 
 def test_bad_requests_are_clear_errors(model_dir, source, tmp_path):

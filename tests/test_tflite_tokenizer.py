@@ -19,7 +19,7 @@ TRICKY = ["", "   ", "Hello  WORLD\t\u00a0x\u3000y", "``Quoted''  text '' `` ' `
 
 
 def dev_texts(data_dir, limit=None):
-    from albert_tf.data.tasks import load_task
+    from albert_tf.data.task_data import load_task
     texts = [ex.text_a for ex in load_task("sst2", os.path.join(data_dir, "glue")).dev]
     rte = load_task("rte", os.path.join(data_dir, "glue")).dev
     texts += [ex.text_a for ex in rte] + [ex.text_b for ex in rte]

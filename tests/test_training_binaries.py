@@ -9,7 +9,7 @@ import pytest
 
 import albert_tf
 from albert_tf.training import testing
-from albert_tf.training.config import build_experiment
+from albert_tf.training.experiment_config import build_experiment
 from albert_tf.training.trainer import main_guard, run_experiment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from albert_tf.training import config as cfg
+from albert_tf.training import experiment_config as cfg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

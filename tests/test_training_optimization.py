@@ -5,7 +5,7 @@ import pytest
 
 import albert_tf
 from albert_tf.backend import keras, tf
-from albert_tf.training import config as cfg
+from albert_tf.training import experiment_config as cfg
 from albert_tf.training import optimization as opt
 
 

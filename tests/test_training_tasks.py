@@ -5,7 +5,7 @@ import json
 import os
 
 import albert_tf
-from albert_tf.training.config import build_experiment
+from albert_tf.training.experiment_config import build_experiment
 from albert_tf.training.trainer import run_experiment
 
 COMMON = ["task.max_seq_length=64", "trainer.train_steps=4", "trainer.steps_per_loop=2",

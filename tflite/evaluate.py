@@ -7,7 +7,7 @@
 
 Classification: accuracy (and Matthews correlation for CoLA); regression: Pearson and
 Spearman. The dev split by default; ``--split=test`` is for the final report of a model
-chosen on dev (`albert_tf.pipeline.run` does this once), never for choosing.
+chosen on dev (`albert_tf.pipeline.driver` does this once), never for choosing.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def load_split(task: str, data_dir: str, split: str = "dev"):
     if split not in SPLITS:
         raise SystemExit(f"--split={split!r}: use one of {', '.join(SPLITS)}.")
     from albert_tf import resources
-    from albert_tf.data import tasks as data_tasks
+    from albert_tf.data import task_data as data_tasks
     key = data_tasks.glue_task_key(task)
     if not key and task.lower() not in data_tasks.SENTEVAL_TASKS:
         raise SystemExit(f"error: unknown task {task!r}. Known tasks: "

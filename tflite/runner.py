@@ -27,9 +27,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from albert_tf import cli, heads
+from albert_tf import cli
+from albert_tf import task_heads as heads
 from albert_tf.export.metadata import read_metadata
-from albert_tf.heads import MAX_ANSWER_LENGTH, best_span  # noqa: F401  (public here too)
+from albert_tf.task_heads import MAX_ANSWER_LENGTH, best_span  # noqa: F401  (public here too)
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -86,7 +87,7 @@ class TFLiteRunner:
         self._local = threading.local()   # per thread: .interpreter and its .runners
         _ = self.interpreter   # the constructing thread's, made now: a bad file fails here
         self.head = self.meta["head"]
-        self.task_head = heads.get(self.head)   # decoding: `albert_tf.heads`
+        self.task_head = heads.get(self.head)   # decoding: `albert_tf.task_heads`
         self.labels = self.meta.get("labels")
         tok = self.meta["tokenizer"]
         self.in_graph = bool(tok["in_graph"])
@@ -245,7 +246,7 @@ def _read_inputs(path: str) -> tuple[list[str], list[str] | None]:
         rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     header = [h.lower() for h in rows[0]] if rows else []
     choices = [i for i, h in enumerate(header) if h.startswith("choice_")]
-    if "context" in header and choices:     # multiple choice (albert_tf.data.tasks format)
+    if "context" in header and choices:     # multiple choice (albert_tf.data.task_data format)
         ia = header.index("context")
         return [r[ia] for r in rows[1:]], [[r[i] for i in choices] for r in rows[1:]]
     for a, b in (("sentence", None), ("sentence1", "sentence2"), ("question", "context"),

@@ -21,7 +21,7 @@ another task) it is ``None``: the labels are still produced and timed.
 `benchmark_end_to_end` is the `albert-tf-benchmark --sst2_end_to_end` driver: it builds a
 classifier model directory when the given one has no classification head (random 2-class
 head on the same encoder weights), exports it per quantization and batch size with
-`albert_tf.benchmark.run.ArtifactBuilder`, and times each export in a fresh process that
+`albert_tf.benchmark.suite.ArtifactBuilder`, and times each export in a fresh process that
 never imports TensorFlow.
 """
 
@@ -76,7 +76,7 @@ def sst2_dev_file(data_dir: str | None) -> str:
 
 def load_sst2_dev(dev_file: str) -> tuple[list[str], list[str]]:
     """(sentences, labels) of an SST-2 dev TSV, in file order."""
-    from albert_tf.data.tasks import TaskDataError, read_examples
+    from albert_tf.data.task_data import TaskDataError, read_examples
     if not os.path.isfile(dev_file):
         raise EndToEndError(f"SST-2 dev file not found: {dev_file}. Pass the path of GLUE "
                             f"SST-2 dev.tsv (or --data_dir=DIR with DIR/{SST2_DEV}).")
@@ -283,8 +283,8 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
                          data_dir: str, threads: int = 2, min_seconds: float = 3.0,
                          echo: Callable[[str], None] = print):
     """One `EndToEndMeasurement` per (quantization, batch size) of one model directory."""
-    from albert_tf.benchmark.report import EndToEndMeasurement
-    from albert_tf.benchmark.run import ArtifactBuilder
+    from albert_tf.benchmark.tables import EndToEndMeasurement
+    from albert_tf.benchmark.suite import ArtifactBuilder
     dev_file = sst2_dev_file(data_dir)
     from albert_tf import resources
     data_dir = resources.data_dir(data_dir or None)   # exists: sst2_dev_file checked it

@@ -62,8 +62,8 @@ def define_flags() -> None:
 def main(argv: list[str]) -> None:
     del argv
     from albert_tf.benchmark.cpu import cpu_info
-    from albert_tf.benchmark.report import write_report
-    from albert_tf.benchmark.run import RUNTIMES, benchmark_model, random_model_dir
+    from albert_tf.benchmark.tables import write_report
+    from albert_tf.benchmark.suite import RUNTIMES, benchmark_model, random_model_dir
 
     models, shapes, runtimes = FLAGS.models, FLAGS.shapes, FLAGS.runtimes or list(RUNTIMES)
     min_seconds = FLAGS.min_seconds
@@ -143,7 +143,7 @@ def main(argv: list[str]) -> None:
                                              min_seconds, echo=echo)
     if e2e:
         from albert_tf.benchmark.end_to_end import run_in_worker
-        from albert_tf.benchmark.report import EndToEndMeasurement
+        from albert_tf.benchmark.tables import EndToEndMeasurement
         for export in FLAGS.sst2_tflite:
             name = os.path.basename(os.path.normpath(export))
             print(f"SST-2 end to end: {export}", flush=True)

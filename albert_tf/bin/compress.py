@@ -9,7 +9,7 @@ Configuration as the training binaries: the `CompressionConfig` defaults, each
 ``--config_file`` (a path or a name in ``official_configs/experiments/``), each
 ``--params_override`` (``a.b=1,c=[x,y]``, a YAML string or file), then the flags
 below. Every value is checked before anything is loaded or trained. See
-`albert_tf.compression.pipeline` for what the model directory receives.
+`albert_tf.compression.compressor` for what the model directory receives.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ FLAG_KEYS = {"init_model": "init_model", "model_dir": "model_dir", "stages": "st
 
 
 def config_from_flags():
-    from albert_tf.compression.config import build_compression_config, validate
-    from albert_tf.training.config import override_params
+    from albert_tf.compression.compression_config import build_compression_config, validate
+    from albert_tf.training.experiment_config import override_params
     config = build_compression_config(FLAGS.config_file, FLAGS.params_override)
     overrides = {key: getattr(FLAGS, flag) for flag, key in FLAG_KEYS.items()
                  if getattr(FLAGS, flag) is not None}
@@ -60,8 +60,8 @@ def config_from_flags():
 def main(argv) -> None:
     del argv
     from albert_tf import resources
-    from albert_tf.compression.config import CompressionConfigError
-    from albert_tf.training.config import ConfigKeyError, ConfigValueError
+    from albert_tf.compression.compression_config import CompressionConfigError
+    from albert_tf.training.experiment_config import ConfigKeyError, ConfigValueError
     try:
         config = config_from_flags()
         if FLAGS.print_config:
@@ -69,7 +69,7 @@ def main(argv) -> None:
             print(yaml.safe_dump(config.as_dict(), sort_keys=False))
             return
         config.data.data_dir = os.path.abspath(resources.data_dir(config.data.data_dir or None))
-        from albert_tf.compression.pipeline import run
+        from albert_tf.compression.compressor import run
         run(config)
     except (CompressionConfigError, ConfigKeyError, ConfigValueError, FileNotFoundError,
             resources.DataDirError) as e:

@@ -12,7 +12,7 @@ train.tsv,task.dev_file=dev.tsv,task.text_a_column=sentence,task.label_column=la
 A custom task whose train file has the multiple-choice header (``context, choice_0,
 choice_1, ..., label``) or the token-classification header (``tokens, tags``) trains that
 head (``task.type=multiple_choice`` / ``token_classification``; formats:
-`albert_tf.data.tasks.load_multiple_choice_task`, ``load_token_classification_task``;
+`albert_tf.data.task_data.load_multiple_choice_task`, ``load_token_classification_task``;
 example data: ``python -m albert_tf.data.examples --output_dir=DIR``)::
 
     albert-tf-finetune --task=rte_choice --model_config=albert_tiny --model_dir=/tmp/mc \\
@@ -56,7 +56,7 @@ EXTRA_KEYS = {"task": "task.name", "data_dir": "task.data_dir", "vocab_file": "t
 
 
 def defaults():
-    from albert_tf.training.config import ExperimentConfig
+    from albert_tf.training.experiment_config import ExperimentConfig
     config = ExperimentConfig()
     config.task.type = "classification"
     config.task.data_dir = ""   # --data_dir, else $ALBERT_TF_DATA_DIR (resolved at the start)

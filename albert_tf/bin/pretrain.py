@@ -39,7 +39,7 @@ EXTRA_KEYS = {"train_files": "task.train_data.input_path",
 
 
 def defaults():
-    from albert_tf.training.config import ExperimentConfig
+    from albert_tf.training.experiment_config import ExperimentConfig
     config = ExperimentConfig()
     config.task.type = "pretraining"
     config.task.validation_data.input_path = ""

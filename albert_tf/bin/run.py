@@ -32,10 +32,10 @@ def main(argv: list[str]) -> None:
     del argv
     import os
 
-    from albert_tf.pipeline.experiment import load_pipeline_config
-    from albert_tf.pipeline.run import run_pipeline
+    from albert_tf.pipeline.pipeline_config import load_pipeline_config
+    from albert_tf.pipeline.driver import run_pipeline
     from albert_tf.resources import DataDirError
-    from albert_tf.training.config import ConfigKeyError, ConfigValueError
+    from albert_tf.training.experiment_config import ConfigKeyError, ConfigValueError
     overrides = list(FLAGS.params_override)
     if FLAGS.data_dir:
         overrides.append(f"data_dir={os.path.abspath(FLAGS.data_dir)}")

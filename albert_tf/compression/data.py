@@ -33,14 +33,14 @@ class TaskInputs:
 
     def train_dataset(self, batch_size: int, seed: int = 0) -> tf.data.Dataset:
         """Shuffled, length-bucketed, repeated ``(features, labels)`` batches."""
-        from albert_tf.data.tasks import classification_dataset
+        from albert_tf.data.task_data import classification_dataset
         return classification_dataset(
             self.train, self.tokenizer, self.max_seq_length, batch_size, is_training=True,
             seed=seed, label_list=self.label_list, is_regression=self.is_regression,
             drop_remainder=True).repeat()
 
     def dev_dataset(self, batch_size: int, examples: Sequence | None = None) -> tf.data.Dataset:
-        from albert_tf.data.tasks import classification_dataset
+        from albert_tf.data.task_data import classification_dataset
         return classification_dataset(
             list(examples if examples is not None else self.dev), self.tokenizer,
             self.max_seq_length, batch_size, is_training=False, label_list=self.label_list,
@@ -48,7 +48,7 @@ class TaskInputs:
 
     def encoded(self, examples: Sequence, seq_length: int | None = None):
         """``(features dict of int32 [n, seq_length], labels)``, padded to ``seq_length``."""
-        from albert_tf.data.tasks import encode_examples
+        from albert_tf.data.task_data import encode_examples
         seq = seq_length or self.max_seq_length
         words, types, labels = encode_examples(examples, self.tokenizer, seq, self.label_list,
                                                self.is_regression)
@@ -67,7 +67,7 @@ def load_task_inputs(task_info: TaskInfo, data_dir: str, vocab_file: str,
                      task_name: str = "", max_seq_length: int = 0) -> TaskInputs:
     """The examples of ``task_name`` (default ``task_info.task``) and the tokenizer."""
     from albert_tf import resources
-    from albert_tf.data.tasks import load_task
+    from albert_tf.data.task_data import load_task
     from albert_tf.text.tokenizer import AlbertTokenizer
     name = task_name or task_info.task
     try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from albert_tf.backend import keras, tf
-from albert_tf.compression.config import CompressionConfigError, DistillationConfig
+from albert_tf.compression.compression_config import CompressionConfigError, DistillationConfig
 from albert_tf.config import AlbertConfig
 from albert_tf.layers import FeedForwardBlock, SelfAttentionBlock
 from albert_tf.networks.encoder import sublayer_name

@@ -35,8 +35,8 @@ from tensorflow_model_optimization.python.core.sparsity.keras.prune_registry imp
 
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import weight_name
-from albert_tf.compression.config import (PRUNE_GROUPS, CompressionConfigError, PruningConfig,
-                                          parse_m_by_n, validate_pruning)
+from albert_tf.compression.compression_config import (PRUNE_GROUPS, CompressionConfigError,
+                                                      PruningConfig, parse_m_by_n, validate_pruning)
 from albert_tf.compression.graph import rewrap
 from albert_tf.layers import (AlbertEmbeddings, ClsPooler, FeedForwardBlock, SelfAttentionBlock,
                               SpanLogits)

@@ -76,7 +76,7 @@ from tensorflow_model_optimization.python.core.quantization.keras import quantiz
 
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import named_weights
-from albert_tf.compression.config import QATConfig
+from albert_tf.compression.compression_config import QATConfig
 from albert_tf.compression.graph import fresh_copy, rewrap, split_shared_nodes
 from albert_tf.export import quantization as export_quantization
 from albert_tf.layers import ClsPooler, FeedForwardBlock, SelfAttentionBlock
@@ -462,7 +462,7 @@ def load_qat_model(model_dir: str) -> keras.Model | None:
     import json
 
     from albert_tf.checkpoints import load_task_model, restore_weights
-    from albert_tf.training.config import override_params
+    from albert_tf.training.experiment_config import override_params
     path = os.path.join(model_dir, QAT_FILE)
     if not os.path.exists(path):
         return None

@@ -28,7 +28,7 @@ import numpy as np
 
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import named_weights
-from albert_tf.compression.config import CompressionConfigError, StructuredConfig
+from albert_tf.compression.compression_config import CompressionConfigError, StructuredConfig
 from albert_tf.config import AlbertConfig
 from albert_tf.layers import FeedForwardBlock, SelfAttentionBlock
 

@@ -5,13 +5,14 @@
 Built deterministically (fixed seeds) from the train and dev splits of the shared data only
 (never ``test``), written under ``--output_dir`` (never into the data directory):
 
-``rte_choice/{train,dev}.tsv``  multiple choice (`albert_tf.data.tasks.load_multiple_choice_task`):
+``rte_choice/{train,dev}.tsv``  multiple choice
+                                (`albert_tf.data.task_data.load_multiple_choice_task`):
     the context is an RTE ``sentence1``; the right choice is its own ``sentence2`` and the
     ``num_choices - 1`` distractors are ``sentence2`` of other rows of the same split; the
     position of the right one is random. Train: ``train_copies`` examples per RTE row, each
     with other distractors (4 x 1,244); dev: one per row (139).
 ``sst2_tags/{train,dev}.tsv``  token classification
-    (`albert_tf.data.tasks.load_token_classification_task`): every word of an SST-2 text is
+    (`albert_tf.data.task_data.load_token_classification_task`): every word of an SST-2 text is
     tagged ``POS`` / ``NEG`` when it is in a sentiment lexicon, else ``O``. The lexicon is
     derived from SST-2 train: its one-word phrases with their label (1: POS, 0: NEG).
     Train: ``num_train`` SST-2 train phrases of at least 6 words holding a lexicon word;

@@ -3,7 +3,7 @@
 `load_source` reads a model directory (``config.json``, weights, ``task.json``,
 ``vocab.model``) into an `ExportSource`; a directory without a vocabulary fails here, before
 anything is written. `task_outputs` turns the raw outputs of a task model into what users of
-the exported artifact get (the head's outputs: `albert_tf.heads`).
+the exported artifact get (the head's outputs: `albert_tf.task_heads`).
 `atomic_directory` writes into a temporary sibling and moves it into place at the end.
 """
 
@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from typing import Iterator
 
-from albert_tf import heads as heads_lib
+from albert_tf import task_heads as heads_lib
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import (TASK_FILE, VOCAB_FILE, CheckpointError, TaskInfo,
                                    load_config_from_dir, load_task_model, restore_weights)
@@ -60,7 +60,7 @@ class ExportSource:
 
     @property
     def head(self) -> heads_lib.TaskHead:
-        """The head's entry in the registry (`albert_tf.heads`)."""
+        """The head's entry in the registry (`albert_tf.task_heads`)."""
         return heads_lib.get(self.task_info.head)
 
     @property

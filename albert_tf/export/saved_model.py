@@ -35,7 +35,7 @@ mlm (pretrained)  the three int32 [B, S] ids                  ``mlm_logits`` [B,
 
 Text is tokenized exactly as ``AlbertTokenizer.pack`` (``AlbertTFTokenizer``), truncated to
 the model's ``max_seq_length``; invalid UTF-8 is decoded with U+FFFD, so any byte string gets
-an answer. What differs by head comes from `albert_tf.heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing of albert_tf.
+an answer. What differs by head comes from `albert_tf.task_heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing of albert_tf.
 """
 
 from __future__ import annotations

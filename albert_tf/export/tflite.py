@@ -86,7 +86,7 @@ def calibration_texts(source: ExportSource, calibration_file: str | None = None,
     """``num`` (text_a, text_b) pairs of real text from the task's *train* split.
 
     ``calibration_file`` (a TSV with a ``sentence``/``sentence1``+``sentence2`` header, or
-    one text per line) wins; otherwise `albert_tf.data.tasks.load_task` reads the task of
+    one text per line) wins; otherwise `albert_tf.data.task_data.load_task` reads the task of
     ``task.json`` from ``data_dir`` (default ``$ALBERT_TF_DATA_DIR``). Dev and test splits are
     never used, so calibration does not see the data the export is scored on.
     """
@@ -100,7 +100,7 @@ def calibration_texts(source: ExportSource, calibration_file: str | None = None,
                               f"{resources.data_dir_fix()} (the data directory), or "
                               "--calibration_file=TSV.")
         try:
-            from albert_tf.data.tasks import load_task  # type: ignore
+            from albert_tf.data.task_data import load_task  # type: ignore
         except ImportError as e:
             raise ExportError("int8 calibration needs task text: pass --calibration_file "
                               "(the task's train TSV); albert_tf.data is not available "
@@ -128,7 +128,7 @@ class _Holder(tf.Module):
 
 
 def _id_outputs(source: ExportSource, model: keras.Model):
-    """The outputs of the TFLite signatures: the head's (`albert_tf.heads`)."""
+    """The outputs of the TFLite signatures: the head's (`albert_tf.task_heads`)."""
     from albert_tf.text.tokenizer import AlbertTokenizer
     sep_id = AlbertTokenizer(source.vocab_file).sep_id
 

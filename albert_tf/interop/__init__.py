@@ -18,7 +18,7 @@ transformers or keras-hub until a conversion needs it.
 from albert_tf.interop.converter import (SOURCE_FORMATS, convert, convert_google, convert_hf,
                                          convert_keras_hub, export_hf, load_source)
 from albert_tf.interop.name_map import GOOGLE, HF_ALBERT, HF_BERT, KERAS_HUB, NameTable, Rule
-from albert_tf.interop.report import ConversionError, MappingReport
+from albert_tf.interop.conversion_report import ConversionError, MappingReport
 
 __all__ = ["ConversionError", "GOOGLE", "HF_ALBERT", "HF_BERT", "KERAS_HUB", "MappingReport",
            "NameTable", "Rule", "SOURCE_FORMATS", "convert", "convert_google", "convert_hf",

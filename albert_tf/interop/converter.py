@@ -34,7 +34,7 @@ from albert_tf.config import AlbertConfig, activation_to_hf
 from albert_tf.interop import name_map
 from albert_tf.interop.name_map import HEAD_PREFIXES, NameTable
 from albert_tf.interop.readers import TensorSource, read_google, read_hf
-from albert_tf.interop.report import ConversionError, MappingReport
+from albert_tf.interop.conversion_report import ConversionError, MappingReport
 
 REPORT_FILE = "conversion_report.txt"
 SOURCE_FORMATS = ("google", "hf", "keras_hub")

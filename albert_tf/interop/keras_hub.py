@@ -18,7 +18,7 @@ import numpy as np
 
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.interop.readers import TensorSource, as_float32
-from albert_tf.interop.report import ConversionError
+from albert_tf.interop.conversion_report import ConversionError
 
 BACKBONE_CLASS = "AlbertBackbone"
 

@@ -362,7 +362,7 @@ TABLES: Mapping[str, NameTable] = {t.name: t for t in (GOOGLE, HF_ALBERT, HF_BER
 
 def table_for(config: AlbertConfig, table: NameTable) -> NameTable:
     """Checks that ``config`` has the weight layout ``table`` describes."""
-    from albert_tf.interop.report import ConversionError
+    from albert_tf.interop.conversion_report import ConversionError
     if table.layout == "groups" and config.sharing != "all":
         raise ConversionError(
             f"the {table.name} format shares every sublayer within a hidden group, but the config "

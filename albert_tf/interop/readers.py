@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from albert_tf.config import AlbertConfig, ConfigError, activation_from_hf
-from albert_tf.interop.report import ConversionError
+from albert_tf.interop.conversion_report import ConversionError
 
 
 class TensorSource:

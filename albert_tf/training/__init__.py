@@ -12,7 +12,7 @@
 
 from albert_tf.hyperparams import (ConfigKeyError, ConfigValueError, override_params,
                                    parse_params_override)
-from albert_tf.training.config import ExperimentConfig, build_experiment
+from albert_tf.training.experiment_config import ExperimentConfig, build_experiment
 from albert_tf.training.distribute import DistributionError, get_strategy
 from albert_tf.training.tasks import InputDataError, build_task
 from albert_tf.training.trainer import Trainer, run_experiment

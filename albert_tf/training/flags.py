@@ -11,7 +11,7 @@ from __future__ import annotations
 from absl import flags
 
 from albert_tf.hyperparams import ConfigValueError, override_params
-from albert_tf.training.config import ExperimentConfig, build_experiment
+from albert_tf.training.experiment_config import ExperimentConfig, build_experiment
 
 FLAGS = flags.FLAGS
 

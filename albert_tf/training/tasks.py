@@ -25,9 +25,9 @@ from albert_tf import resources
 from albert_tf.backend import tf
 from albert_tf.checkpoints import CheckpointError, load_config_from_dir, restore_weights
 from albert_tf.config import AlbertConfig, load_config
-from albert_tf.data.tasks import SENTEVAL_TASKS, SQUAD_TASKS, known_tasks
+from albert_tf.data.task_data import SENTEVAL_TASKS, SQUAD_TASKS, known_tasks
 from albert_tf.training import metrics as metrics_lib
-from albert_tf.training.config import ExperimentConfig
+from albert_tf.training.experiment_config import ExperimentConfig
 
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_VOCAB = resources.DEFAULT_VOCAB
@@ -230,7 +230,7 @@ class PretrainingTask(Task):
 def check_task_name(task) -> None:
     """`TaskDataError` (one line listing every known task) unless ``task.name`` is a
     known task or ``task.train_file`` defines a custom one."""
-    from albert_tf.data import tasks as data_tasks
+    from albert_tf.data import task_data as data_tasks
     if task.train_file:
         return
     name = (task.name or "").lower()
@@ -255,7 +255,7 @@ def _column(value: str):
 def load_task_data(task):
     """`TaskData` of ``task.name``: a GLUE task (from ``data_dir`` or ``data_dir/glue``),
     a SentEval task (``data_dir/extra``) or a custom TSV/CSV task (``task.train_file``)."""
-    from albert_tf.data import tasks as data_tasks
+    from albert_tf.data import task_data as data_tasks
     data_dir = resolve_path(task.data_dir)
     name = task.name.lower()
     check_task_name(task)
@@ -343,7 +343,7 @@ class ClassificationTask(Task):
         return examples
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
-        from albert_tf.data.tasks import classification_dataset
+        from albert_tf.data.task_data import classification_dataset
         task = self.config.task
         seed = data_config.shuffle_seed
         if seed is None:
@@ -449,7 +449,7 @@ class ClassificationTask(Task):
 def custom_task_files(task) -> tuple[str, str | None, str | None]:
     """``task.train_file``/``dev_file``/``test_file`` resolved (relative paths under the
     data directory), each checked to exist."""
-    from albert_tf.data import tasks as data_tasks
+    from albert_tf.data import task_data as data_tasks
     if not task.train_file:
         raise data_tasks.TaskDataError(
             f"task.type={task.type}: set task.train_file (and task.dev_file); "
@@ -471,8 +471,8 @@ def custom_task_files(task) -> tuple[str, str | None, str | None]:
 
 def custom_task_type(task) -> str | None:
     """The ``task.type`` a custom task's train file's header asks for (multiple choice or
-    token classification, `albert_tf.data.tasks.detect_task_type`), else None."""
-    from albert_tf.data import tasks as data_tasks
+    token classification, `albert_tf.data.task_data.detect_task_type`), else None."""
+    from albert_tf.data import task_data as data_tasks
     if not task.train_file:
         return None
     try:
@@ -483,19 +483,19 @@ def custom_task_type(task) -> str | None:
 
 
 class MultipleChoiceTask(ClassificationTask):
-    """Pick the right second text among C (`albert_tf.data.tasks.load_multiple_choice_task`
+    """Pick the right second text among C (`albert_tf.data.task_data.load_multiple_choice_task`
     format); softmax cross-entropy over the C scores, accuracy."""
 
     @property
     def task_data(self):
         if self._task_data is None:
-            from albert_tf.data.tasks import load_multiple_choice_task
+            from albert_tf.data.task_data import load_multiple_choice_task
             self._task_data = load_multiple_choice_task(*custom_task_files(self.config.task),
                                                         name=self.config.task.name or "choice")
         return self._task_data
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
-        from albert_tf.data.tasks import multiple_choice_dataset
+        from albert_tf.data.task_data import multiple_choice_dataset
         seed = data_config.shuffle_seed
         if seed is None:
             seed = self.config.runtime.seed
@@ -504,7 +504,7 @@ class MultipleChoiceTask(ClassificationTask):
             data_config.global_batch_size, data_config.is_training, seed, input_context)
 
     def build_model(self):
-        from albert_tf import heads
+        from albert_tf import task_heads as heads
         return heads.get("multiple_choice").build_model(self.albert_config, None)
 
     def export_info(self):
@@ -516,14 +516,14 @@ class MultipleChoiceTask(ClassificationTask):
 
 
 class TokenClassificationTask(ClassificationTask):
-    """Tag every word (`albert_tf.data.tasks.load_token_classification_task` format): the
+    """Tag every word (`albert_tf.data.task_data.load_token_classification_task` format): the
     loss and the metrics are on each word's first piece; main metric: micro F1 of the
     tags other than ``O`` (`albert_tf.training.metrics.tagging_metrics`)."""
 
     @property
     def task_data(self):
         if self._task_data is None:
-            from albert_tf.data.tasks import load_token_classification_task
+            from albert_tf.data.task_data import load_token_classification_task
             task = self.config.task
             self._task_data = load_token_classification_task(
                 *custom_task_files(task), name=task.name or "tagging",
@@ -535,7 +535,7 @@ class TokenClassificationTask(ClassificationTask):
         return "f1"
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
-        from albert_tf.data.tasks import token_classification_dataset
+        from albert_tf.data.task_data import token_classification_dataset
         seed = data_config.shuffle_seed
         if seed is None:
             seed = self.config.runtime.seed
@@ -593,6 +593,6 @@ class TokenClassificationTask(ClassificationTask):
 
 
 def build_task(config: ExperimentConfig, **kwargs: Any) -> Task:
-    """The task object for ``config.task.type`` (its head in `albert_tf.heads`)."""
-    from albert_tf import heads
+    """The task object for ``config.task.type`` (its head in `albert_tf.task_heads`)."""
+    from albert_tf import task_heads as heads
     return heads.for_task_type(config.task.type).training_task(config, **kwargs)

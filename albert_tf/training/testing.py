@@ -21,7 +21,7 @@ import types
 import numpy as np
 
 from albert_tf.backend import tf
-from albert_tf.training.config import DataConfig, ExperimentConfig
+from albert_tf.training.experiment_config import DataConfig, ExperimentConfig
 from albert_tf.training.tasks import ClassificationTask
 
 TOY_SEQ = 16

@@ -40,7 +40,7 @@ from albert_tf.backend import keras, tf  # noqa: I001  (first: selects Keras 2)
 from tensorflow.core.framework import summary_pb2  # noqa: E402
 from albert_tf.checkpoints import save_model_dir
 from albert_tf.training import distribute, preemption
-from albert_tf.training.config import ExperimentConfig
+from albert_tf.training.experiment_config import ExperimentConfig
 from albert_tf.training.optimization import (build_optimizer, clip_gradients,
                                              current_learning_rate, inner_optimizer)
 from albert_tf.training.tasks import InputDataError, Task
@@ -472,11 +472,11 @@ def main_guard(fn: Callable[[], int | None]) -> int:
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
     from albert_tf.resources import DataDirError
-    from albert_tf.training.config import ConfigKeyError, ConfigValueError
+    from albert_tf.training.experiment_config import ConfigKeyError, ConfigValueError
     expected = [CheckpointError, ConfigError, ConfigKeyError, ConfigValueError, DataDirError,
                 distribute.DistributionError, InputDataError, FileNotFoundError]
     for module, name in (("albert_tf.data.pretraining", "PretrainingDataError"),
-                         ("albert_tf.data.tasks", "TaskDataError"),
+                         ("albert_tf.data.task_data", "TaskDataError"),
                          ("albert_tf.data.squad", "SquadError")):
         try:
             expected.append(getattr(__import__(module, fromlist=[name]), name))

@@ -72,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import albert_tf
-    from albert_tf.data.tasks import load_task
+    from albert_tf.data.task_data import load_task
     from albert_tf.export.common import ExportError, load_source
     from albert_tf.export.saved_model import export_saved_model
     from albert_tf.export.tflite import export_tflite

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from typing import Callable
 
-from albert_tf.benchmark.report import Measurement
+from albert_tf.benchmark.tables import Measurement
 
 RUNTIMES = ("tf", "tflite_none", "tflite_dynamic", "tflite_int8", "torch", "torch_int8",
             "onnx", "onnx_int8")

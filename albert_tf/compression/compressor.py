@@ -28,7 +28,8 @@ from albert_tf.backend import keras
 from albert_tf.checkpoints import (TaskInfo, build_task_model, load_config_from_dir,
                                    load_task_model, save_model_dir, vocab_path)
 from albert_tf.compression import data as data_lib
-from albert_tf.compression.config import CompressionConfig, CompressionConfigError, validate
+from albert_tf.compression.compression_config import (CompressionConfig, CompressionConfigError,
+                                                     validate)
 from albert_tf.config import load_config
 
 def _log(message: str) -> None:

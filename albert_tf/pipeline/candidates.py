@@ -32,9 +32,9 @@ import os
 from typing import Any
 
 from albert_tf.config import AlbertConfig, load_config
-from albert_tf.pipeline.experiment import CompressConfig, PipelineConfig
+from albert_tf.pipeline.pipeline_config import CompressConfig, PipelineConfig
 from albert_tf.pipeline.stages import write_text
-from albert_tf.training.config import ConfigValueError, override_params
+from albert_tf.training.experiment_config import ConfigValueError, override_params
 
 OVERHEAD_SECONDS, TRAIN_SHARE, MIN_TRAIN_SHARE = 45.0, 0.75, 0.25
 STEP_COST = {"pruning": 1.5, "structured": 1.0, "distillation": 1.5, "qat": 2.0}
@@ -165,7 +165,7 @@ def stage_settings(config: PipelineConfig, compression: Compression, model: str,
 def compression_config(config: PipelineConfig, compression: Compression, model: str,
                        steps: int, init_model: str, out_dir: str):
     """The validated `CompressionConfig` of one compression stage."""
-    from albert_tf.compression.config import build_compression_config, validate
+    from albert_tf.compression.compression_config import build_compression_config, validate
     candidate = compression.candidate(model)
     try:
         result = build_compression_config([BASE_CONFIGS[compression.stage]])

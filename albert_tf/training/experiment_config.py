@@ -25,7 +25,8 @@ import typing
 from typing import Any
 
 from albert_tf import hyperparams
-# The configuration layer, re-exported: importers of albert_tf.training.config keep working.
+# The configuration layer, re-exported: importers of albert_tf.training.experiment_config
+# keep working.
 from albert_tf.hyperparams import (ConfigKeyError, ConfigValueError,  # noqa: F401
                                    apply_config_layers, load_yaml_file, override_params,
                                    parse_params_override, resolve_config_file)
@@ -68,8 +69,8 @@ class RuntimeConfig:
     inter_op_threads: int = 0
 
 
-_MODEL_PARAMS_DOC = """The network: an official config name or a JSON path, optional init weights, and
-    any `albert_tf.config.AlbertConfig` field changed.
+_MODEL_PARAMS_DOC = """The network: an official config name or a JSON path, optional init weights,
+    and any `albert_tf.config.AlbertConfig` field changed.
 
     Attributes:
       config: ``albert_mini`` (a name in ``official_configs/models``) or a path to an
@@ -124,11 +125,11 @@ class TaskConfig:
     """What to learn.
 
     Attributes:
-      type: a head's training task in `albert_tf.heads` (``heads.for_task_type``):
+      type: a head's training task in `albert_tf.task_heads` (``heads.for_task_type``):
         ``pretraining`` (MLM + SOP), ``classification`` (GLUE classification and
         regression, custom TSV tasks), ``squad``, ``multiple_choice`` or
         ``token_classification``.
-      name: finetuning task name for `albert_tf.data.tasks.load_task` (``sst2``,
+      name: finetuning task name for `albert_tf.data.task_data.load_task` (``sst2``,
         ``rte``, ``cola``, ``stsb``, ``mr``... or ``tsv:/path/to/dir``).
       data_dir: root of the task data (``$ALBERT_TF_DATA_DIR`` layout; empty: that variable).
       vocab_file: SentencePiece model of the tokenizer.
@@ -146,7 +147,7 @@ class TaskConfig:
         the task's name); relative paths are under ``data_dir``.
       text_a_column / text_b_column / label_column / has_header / is_regression /
         label_list / metric: columns (header names or 0-based indices) and labels of
-        a custom TSV task (see `albert_tf.data.tasks.load_tsv_task`).
+        a custom TSV task (see `albert_tf.data.task_data.load_tsv_task`).
     """
 
     type: str = "pretraining"

@@ -3,14 +3,14 @@
 A finetuned model directory's ``task.json`` names its head (`albert_tf.checkpoints.TaskInfo`).
 Training, export and the edge runner never compare head names; they look the head up::
 
-    from albert_tf import heads
+    from albert_tf import task_heads as heads
     head = heads.get(task_info.head)          # a `TaskHead`
     model = head.build_model(config, task_info)
 
 One `TaskHead` subclass per head owns:
 
 =======================  ==============================================================
-``build_model``          the Keras task model (a builder of `albert_tf.models.tasks`)
+``build_model``          the Keras task model (a builder of `albert_tf.models.task_models`)
 ``task_type`` /          the training task (``task.type`` of the experiment) and the
 ``training_task``        `albert_tf.training.tasks.Task` that trains it (loss, metrics,
                          features and labels); named by ``"module:Class"`` so that this
@@ -26,7 +26,7 @@ One `TaskHead` subclass per head owns:
 =======================  ==============================================================
 
 Adding a head: subclass `TaskHead` here, register it in `HEADS`, add its model builder
-to `albert_tf.models.tasks` (and, when it trains differently from the existing tasks, its
+to `albert_tf.models.task_models` (and, when it trains differently from the existing tasks, its
 `Task` to `albert_tf.training.tasks`), and test it.
 
 This module imports neither TensorFlow nor the rest of the package at import time: the
@@ -199,7 +199,7 @@ class ClassificationHead(TaskHead):
     labels_required = True
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.tasks import build_classifier
+        from albert_tf.models.task_models import build_classifier
         return build_classifier(config, len(info.label_list), **build_kwargs)
 
     def outputs(self, source, outputs, features, sep_id):
@@ -224,7 +224,7 @@ class RegressionHead(TaskHead):
     name = "regression"
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.tasks import build_regressor
+        from albert_tf.models.task_models import build_regressor
         return build_regressor(config, **build_kwargs)
 
     def outputs(self, source, outputs, features, sep_id):
@@ -243,7 +243,7 @@ class SpanHead(TaskHead):
     training_task_class = "albert_tf.training.squad_task:SquadTask"
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.tasks import build_span_extractor
+        from albert_tf.models.task_models import build_span_extractor
         return build_span_extractor(config, **build_kwargs)
 
     def text_inputs(self, info):
@@ -305,7 +305,7 @@ class MultipleChoiceHead(TaskHead):
     lite_tokenizer = False
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.tasks import build_multiple_choice
+        from albert_tf.models.task_models import build_multiple_choice
         build_kwargs.pop("seq_length", None)   # any number of choices and length
         return build_multiple_choice(config, **build_kwargs)
 
@@ -375,7 +375,7 @@ class TokenClassificationHead(TaskHead):
     lite_tokenizer = False
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.tasks import build_token_classifier
+        from albert_tf.models.task_models import build_token_classifier
         return build_token_classifier(config, len(info.label_list), **build_kwargs)
 
     def outputs(self, source, outputs, features, sep_id):

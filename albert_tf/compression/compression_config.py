@@ -26,7 +26,7 @@ from typing import Any
 
 from albert_tf import hyperparams
 from albert_tf.hyperparams import ConfigValueError
-from albert_tf.training.config import OptimizerConfig
+from albert_tf.training.experiment_config import OptimizerConfig
 
 STAGES = ("structured", "distillation", "pruning", "qat")
 PRUNE_GROUPS = ("attention", "ffn", "embedding_projection", "embeddings", "pooler", "head")
@@ -172,7 +172,7 @@ class CompressionDataConfig:
     """The task data (the finetuned model's task.json gives task name and seq length).
 
     Attributes:
-      task: task name for `albert_tf.data.tasks.load_task` ("" = task.json's).
+      task: task name for `albert_tf.data.task_data.load_task` ("" = task.json's).
       data_dir: root of the task data ("" = ``$ALBERT_TF_DATA_DIR``).
       max_seq_length: training/eval length (0 = task.json's).
       batch_size / eval_batch_size: examples per training / evaluation batch.

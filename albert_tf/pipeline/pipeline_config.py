@@ -92,7 +92,7 @@ class FinetuneConfig:
 @dataclasses.dataclass
 class CompressConfig:
     """Compressions of each finetuned model, each one stage of albert-tf-compress
-    (`albert_tf.pipeline.compress`); every compressed model is then exported, scored
+    (`albert_tf.pipeline.candidates`); every compressed model is then exported, scored
     and timed like the finetuned ones, labelled ``<model>+<method>``.
 
     Attributes:
@@ -109,7 +109,7 @@ class CompressConfig:
         0 = turn ``seconds`` into steps at the measured finetuning speed (run_full).
         The importance batches of structured pruning are counted in them.
       seconds: with ``steps`` 0, the wall-clock budget of each compression stage,
-        turned into steps (see `albert_tf.pipeline.compress`). albert-tf-compress has
+        turned into steps (see `albert_tf.pipeline.candidates`). albert-tf-compress has
         no wall-clock stop, so with ``steps`` set it is only reported, not enforced.
       steps_per_second: the dense finetuning speed that conversion uses (0 = measured:
         the median ``steps_per_sec`` of the model's finetuning summaries).
@@ -189,7 +189,7 @@ def resolve_data_dir(config: PipelineConfig, flag: str = "--data_dir",
     `albert_tf.resources.DataDirError` (one line naming the flag, the variable or the
     missing file) otherwise. ``corpus_needed=False``: the corpus is already split."""
     from albert_tf import resources
-    from albert_tf.data.tasks import expected_glue_file, find_glue_task_dir, glue_task_key
+    from albert_tf.data.task_data import expected_glue_file, find_glue_task_dir, glue_task_key
     root = os.path.abspath(resources.data_dir(config.data_dir or None, flag))
     config.data_dir = root
     needed = []
@@ -217,7 +217,7 @@ def load_pipeline_config(experiment: str, overrides: list[str] = ()) -> Pipeline
 
 def validate(config: PipelineConfig) -> None:
     """Rejects bad values before any stage runs, naming the key and the fix (`run_pipeline`
-    also builds every compression config, `albert_tf.pipeline.compress`)."""
+    also builds every compression config, `albert_tf.pipeline.candidates`)."""
     _check_models(config.pretrain.models)
     pretrain = config.pretrain
     _check_pretrained("pretrain.learning_rates", "rates", pretrain.learning_rates, pretrain.models)

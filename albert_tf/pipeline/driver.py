@@ -1,6 +1,6 @@
 """``albert-tf-run``: vocabulary -> pretraining data -> pretrain each size for its step
 budget (a wall-clock guard above it) -> finetune -> compress
-(`albert_tf.pipeline.compress`) -> export -> evaluate + time every artifact -> choose one
+(`albert_tf.pipeline.candidates`) -> export -> evaluate + time every artifact -> choose one
 on dev and score it once on test -> report.
 
 Each stage runs one of our binaries (their logs go to ``<output_dir>/logs``) and is
@@ -15,11 +15,11 @@ import json
 import os
 from typing import Any, Callable
 
-from albert_tf.pipeline import compress as compress_lib
-from albert_tf.pipeline.experiment import PipelineConfig, resolve_data_dir, validate
-from albert_tf.pipeline.report import Artifact, CompressionRun, choose_final, write_report
+from albert_tf.pipeline import candidates as compress_lib
+from albert_tf.pipeline.pipeline_config import PipelineConfig, resolve_data_dir, validate
+from albert_tf.pipeline.pareto_report import Artifact, CompressionRun, choose_final, write_report
 from albert_tf.pipeline.stages import Stage, StageRunner, python_module, write_json
-from albert_tf.training.config import ConfigValueError
+from albert_tf.training.experiment_config import ConfigValueError
 
 class Paths:
     """Where each stage writes, under the run's output directory."""
