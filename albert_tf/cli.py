@@ -143,6 +143,10 @@ def quiet_logs(argv: list[str] | None = None) -> bool:
     try:
         from absl import logging as absl_logging
         absl_logging.set_stderrthreshold("error")
+        # The verbosity flag, not only the logger's level: TensorFlow saves and restores
+        # the flag around SavedModel writing (autotrackable), which would otherwise bring
+        # its INFO lines back.
+        absl_logging.set_verbosity(absl_logging.ERROR)
         absl_logging.get_absl_logger().setLevel(logging.ERROR)
     except Exception:  # noqa: BLE001
         pass

@@ -57,7 +57,13 @@ test -f ft/final/config.json
 
 step "albert-tf-export --format=tflite, then albert-tflite-run on a sentence"
 "$bin/albert-tf-export" --model_dir=ft/final --format=tflite --quantization=dynamic \
-  --seq_lengths=32 --output=edge
+  --seq_lengths=32 --output=edge 2> export.err
+cat export.err
+# Quiet by default: no TensorFlow/absl INFO or WARNING lines ("I1201 ...", "W0000 ...").
+if grep -E "^[IW][0-9]{4} " export.err; then
+  echo "albert-tf-export printed TensorFlow log lines without --verbose" >&2
+  exit 1
+fi
 "$bin/albert-tflite-run" --model=edge --text="a gorgeous, witty film" | tee pred.jsonl
 "$bin/python" -c "
 import json
