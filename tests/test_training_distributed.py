@@ -3,25 +3,15 @@ processes) give the same loss after N steps as one device with the same global b
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
+from training_runs import free_ports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 10
 TIMEOUT = 600  # generous: the CPUs may be shared
-
-
-def _free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def _command(model_dir, *extra):
@@ -43,7 +33,7 @@ def _final_loss(output: str) -> float:
 
 
 def test_mirrored_and_multi_worker_match_one_device(tmp_path):
-    ports = _free_ports(2)
+    ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     procs = {
         "one_device": subprocess.Popen(_command(tmp_path / "one"), env=_env(), cwd=ROOT,

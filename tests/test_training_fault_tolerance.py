@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
+from training_runs import free_ports, reported_checkpoint_step
 
 import albert_tf
 from albert_tf.training import testing
@@ -26,21 +26,11 @@ INTERVAL = 10
 TIMEOUT = 600  # generous: the CPUs may be shared
 
 
-def _free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
 class Cluster:
     """Two `albert-tf-pretrain` worker processes with their own TF_CONFIG."""
 
     def __init__(self, model_dir, records, steps=STEPS, overrides=""):
-        cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
+        cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
         command = [sys.executable, "-m", "albert_tf.bin.pretrain", "--config_file=tiny_ci",
                    f"--model_dir={model_dir}", f"--train_files={records}",
                    f"--num_train_steps={steps}", "--mode=train",
@@ -59,15 +49,7 @@ class Cluster:
 
     def checkpoint_step(self) -> int:
         """The newest checkpoint the chief's manager has recorded (0 when none)."""
-        try:
-            with open(os.path.join(self.model_dir, "checkpoint"), encoding="utf-8") as f:
-                text = f.read()
-        except FileNotFoundError:
-            return 0
-        for line in text.splitlines():
-            if line.startswith("model_checkpoint_path:"):
-                return int(line.split('"')[1].rsplit("-", 1)[1])
-        return 0
+        return reported_checkpoint_step(self.model_dir)
 
     def wait_for_checkpoint(self, step: int) -> None:
         deadline = time.time() + TIMEOUT

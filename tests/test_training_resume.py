@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from training_runs import reported_checkpoint_step
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 40
@@ -26,21 +27,6 @@ def _env():
     return env
 
 
-def _reported_checkpoint_step(model_dir) -> int:
-    """The step of the newest checkpoint the manager has recorded in its state file
-    (``checkpoint``), 0 when none: a ``ckpt-N.index`` on disk is not yet complete until
-    the manager names it there."""
-    try:
-        with open(model_dir / "checkpoint", encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        return 0
-    for line in text.splitlines():
-        if line.startswith("model_checkpoint_path:"):
-            return int(line.split('"')[1].rsplit("-", 1)[1])
-    return 0
-
-
 def _parse(output, prefix):
     lines = [l for l in output.splitlines() if l.startswith(prefix)]
     assert lines, output[-3000:]
@@ -56,7 +42,7 @@ def test_kill_and_resume_matches_uninterrupted(tmp_path):
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.time() + 600  # generous: the CPUs may be shared
     try:
-        while _reported_checkpoint_step(killed_dir) < 20:
+        while reported_checkpoint_step(killed_dir) < 20:
             assert victim.poll() is None, "the run finished before it could be killed"
             assert time.time() < deadline, "no checkpoint at step 20 in time"
             time.sleep(0.05)
@@ -68,7 +54,7 @@ def test_kill_and_resume_matches_uninterrupted(tmp_path):
     assert victim.returncode == -signal.SIGKILL
     assert not os.path.exists(killed_dir / "final")
     # The manager may have recorded a later checkpoint between our poll and the kill.
-    last_complete = _reported_checkpoint_step(killed_dir)
+    last_complete = reported_checkpoint_step(killed_dir)
     assert 20 <= last_complete < STEPS
     resumed = subprocess.run(_command(killed_dir, 0.0), env=_env(), cwd=ROOT,
                              capture_output=True, text=True, timeout=600)
