@@ -346,6 +346,20 @@ def report(name: str, result: dict) -> None:
                                                 result["rss_samples_mb"]), flush=True)
 
 
+def measure(title: str, call, batches, args, describe) -> dict:
+    """Single-threaded references, batch drift and one-thread rate of ``call``, then the
+    threaded stress run; prints ``describe(rate1, drift)`` and the report; the result."""
+    refs = references(call, batches)
+    drift = batch_drift(call, batches, refs)
+    rate1 = single_thread_rate(call, batches, min(10.0, args.seconds / 6))
+    print("\n" + describe(rate1, drift), flush=True)
+    result = stress(call, batches, refs, args.threads, args.seconds, args.atol,
+                    args.warmup, args.sample_every, args.seed)
+    result.update(single_thread_calls_per_s=round(rate1, 1), batch_drift=drift)
+    report(title, result)
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--saved_model", help="SavedModel version directory (serving/x/1)")
@@ -394,34 +408,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if paths.get("saved_model"):
             call = saved_model_caller(paths["saved_model"])
-            refs = references(call, batches)
-            drift = batch_drift(call, batches, refs)
-            rate1 = single_thread_rate(call, batches, min(10.0, args.seconds / 6))
-            print(f"\nSavedModel {paths['saved_model']}: single-threaded reference of "
-                  f"{len(batches)} batches; 1 thread {rate1:.1f} calls/s; a sentence alone vs "
-                  f"in its batch differs by up to {drift:.3g} (information)", flush=True)
-            result = stress(call, batches, refs, args.threads, args.seconds, args.atol,
-                            args.warmup, args.sample_every, args.seed)
-            result.update(single_thread_calls_per_s=round(rate1, 1), batch_drift=drift)
-            report("Concurrency SavedModel serving_default", result)
-            results["saved_model"] = result
+            results["saved_model"] = measure(
+                "Concurrency SavedModel serving_default", call, batches, args,
+                lambda rate1, drift: (
+                    f"SavedModel {paths['saved_model']}: single-threaded reference of "
+                    f"{len(batches)} batches; 1 thread {rate1:.1f} calls/s; a sentence alone "
+                    f"vs in its batch differs by up to {drift:.3g} (information)"))
             del call
         if paths.get("tflite"):
             from albert_tflite.runner import TFLiteRunner
             runner = TFLiteRunner(paths["tflite"], num_threads=args.interpreter_threads)
-            call = tflite_caller(runner)
-            refs = references(call, batches)
-            drift = batch_drift(call, batches, refs)
-            rate1 = single_thread_rate(call, batches, min(10.0, args.seconds / 6))
-            print(f"\nTFLite {paths['tflite']}: ONE TFLiteRunner shared by all threads "
-                  f"(an interpreter per thread, {args.interpreter_threads} CPU thread(s) each); "
-                  f"1 thread {rate1:.1f} calls/s; sentence alone vs in batch: up to "
-                  f"{drift:.3g}", flush=True)
-            result = stress(call, batches, refs, args.threads, args.seconds, args.atol,
-                            args.warmup, args.sample_every, args.seed)
-            result.update(single_thread_calls_per_s=round(rate1, 1), batch_drift=drift)
-            report("Concurrency TFLite runner", result)
-            results["tflite"] = result
+            results["tflite"] = measure(
+                "Concurrency TFLite runner", tflite_caller(runner), batches, args,
+                lambda rate1, drift: (
+                    f"TFLite {paths['tflite']}: ONE TFLiteRunner shared by all threads (an "
+                    f"interpreter per thread, {args.interpreter_threads} CPU thread(s) each); "
+                    f"1 thread {rate1:.1f} calls/s; sentence alone vs in batch: up to "
+                    f"{drift:.3g}"))
     finally:
         if tmp is not None:
             tmp.cleanup()

@@ -27,6 +27,8 @@ from typing import Sequence
 
 import numpy as np
 
+from albert_tf.data.task_data import batch_slices
+
 log = logging.getLogger(__name__)
 
 
@@ -226,16 +228,8 @@ def squad_dataset(features: Sequence[SquadFeature], batch_size: int, is_training
     else:
         inputs["unique_ids"] = np.array([f.unique_id for f in features], np.int64)
         ds = tf.data.Dataset.from_tensor_slices(inputs)
-    per_replica = batch_size
-    if input_context is not None:
-        per_replica = input_context.get_per_replica_batch_size(batch_size)
-        ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-    if is_training:
-        ds = ds.shuffle(len(features), seed=seed, reshuffle_each_iteration=True)
-    ds = ds.batch(per_replica, drop_remainder=is_training)
-    options = tf.data.Options()
-    options.deterministic = True
-    return ds.with_options(options).prefetch(tf.data.AUTOTUNE)
+    return batch_slices(ds, len(features), batch_size, is_training, seed, input_context,
+                        drop_remainder=is_training)
 
 
 def _best_indexes(logits, n: int) -> list[int]:

@@ -505,7 +505,8 @@ def multiple_choice_dataset(examples: Sequence[Example], tokenizer, max_seq_leng
                 out[i, j, :len(values)] = values
         arrays[name] = out
     labels = np.array([-1 if ex.label is None else int(ex.label) for ex in examples], np.int32)
-    return _batched(tf, arrays, labels, batch_size, is_training, seed, input_context)
+    return batch_slices(tf.data.Dataset.from_tensor_slices((arrays, labels)), len(labels),
+                        batch_size, is_training, seed, input_context)
 
 
 def encode_tagged(example: Example, tokenizer, max_seq_length: int,
@@ -546,21 +547,26 @@ def token_classification_dataset(examples: Sequence[Example], tokenizer, max_seq
         arrays["input_word_ids"][i, :len(ids)] = ids
         arrays["input_mask"][i, :len(ids)] = 1
         labels[i, :len(tags)] = tags
-    return _batched(tf, arrays, labels, batch_size, is_training, seed, input_context)
+    return batch_slices(tf.data.Dataset.from_tensor_slices((arrays, labels)), len(labels),
+                        batch_size, is_training, seed, input_context)
 
 
-def _batched(tf, arrays: dict, labels: np.ndarray, batch_size: int, is_training: bool,
-             seed: int | None, input_context):
-    ds = tf.data.Dataset.from_tensor_slices((arrays, labels))
+def batch_slices(ds, num_examples: int, batch_size: int, is_training: bool,
+                 seed: int | None, input_context, drop_remainder: bool = False):
+    """Fixed-shape examples ``ds`` (``num_examples`` of them) into deterministic batches:
+    sharded by ``input_context`` (``batch_size`` is global), shuffled when training (a new
+    order each epoch, the same under ``seed``), prefetched."""
+    from albert_tf.backend import tf
     per_replica = batch_size
     if input_context is not None:
         per_replica = input_context.get_per_replica_batch_size(batch_size)
         ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
     if is_training:
-        ds = ds.shuffle(len(labels), seed=seed, reshuffle_each_iteration=True)
+        ds = ds.shuffle(num_examples, seed=seed, reshuffle_each_iteration=True)
     options = tf.data.Options()
     options.deterministic = True
-    return ds.batch(per_replica).with_options(options).prefetch(tf.data.AUTOTUNE)
+    ds = ds.batch(per_replica, drop_remainder=drop_remainder)
+    return ds.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 
 # ----------------------------------------------------------------------------------------
