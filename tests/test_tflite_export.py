@@ -241,6 +241,14 @@ def test_export_and_runner_cli(model_dir, tmp_path):
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
     assert [x["text"] for x in lines] == ["a gorgeous film", ""]
     assert all(x["label"] in ("0", "1") for x in lines)
+    # Bad input: one line naming the problem (no export there; a second text for a
+    # one-text model), exit 2, nothing on stdout.
+    for args, expected in ([f"--model={tmp_path / 'nope'}", "--text=x"], "metadata.json"), \
+            ([f"--model={out}", "--text=x", "--text_b=y"], "one text"):
+        proc = subprocess.run([sys.executable, "-m", "albert_tflite.runner", *args],
+                              capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+        assert proc.returncode == 2 and not proc.stdout, proc.stderr[-3000:]
+        assert "Traceback" not in proc.stderr and expected in proc.stderr.strip().splitlines()[-1]
     bad = subprocess.run([sys.executable, "-m", "albert_tf.bin.export",
                           f"--model_dir={tmp_path}", "--format=tflite",
                           f"--output={tmp_path / 'x'}"], capture_output=True, text=True,

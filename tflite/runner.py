@@ -283,8 +283,11 @@ def main(argv: Iterable[str] | None = None) -> int:
             texts_b = [list(args.choice)] * len(texts_a)
     else:
         parser.error("pass --text or --input_file")
-    runner = TFLiteRunner(args.model, args.threads, not args.no_xnnpack)
-    results = runner.predict(texts_a, texts_b)
+    try:
+        runner = TFLiteRunner(args.model, args.threads, not args.no_xnnpack)
+        results = runner.predict(texts_a, texts_b)
+    except (ValueError, OSError) as e:   # no export there, wrong texts for the head, ...
+        parser.exit(2, f"{parser.prog}: error: {e}\n")
     out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     try:
         for text, result in zip(texts_a, results):
