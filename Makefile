@@ -11,18 +11,37 @@ PIP_INSTALL := $(PY) -m pip install -q -c constraints.txt
 export ALBERT_TF_DATA_DIR ?= $(abspath ../shared/data)
 # Test workers (pytest-xdist): 2 on this project's 2-core machines.
 TEST_WORKERS ?= 2
+# The mobile SDKs' Python builds (TFLite Task Library, MediaPipe Tasks): their own venv,
+# because tflite-support 0.4.4 needs protobuf<4 (tflite/sdk-requirements.txt).
+SDK_VENV ?= .venv-sdk
+SDK_STAMP := $(SDK_VENV)/.installed
+export ALBERT_TF_SDK_PYTHON ?= $(abspath $(SDK_VENV))/bin/python
 
-.PHONY: main test fuzz install wheel wheel-smoke constraints build-file
+.PHONY: main test fuzz install sdk wheel wheel-smoke constraints build-file
 
-$(STAMP): setup.py constraints.txt
+# tflite-support's metadata writers (every TFLite export embeds the SDK metadata with them)
+# use no protobuf, so they share the TensorFlow venv, installed without their protobuf<4
+# pin; their native modules link the system library libusb-1.0 (tools/system_deps.sh).
+$(STAMP): setup.py constraints.txt tools/system_deps.sh
+	bash tools/system_deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PIP_INSTALL) -e '.[test]'
+	$(PIP_INSTALL) --no-deps tflite-support
 	touch $(STAMP)
 
 install: $(STAMP)
 
-test: $(STAMP)
+$(SDK_STAMP): tflite/sdk-requirements.txt tools/system_deps.sh
+	bash tools/system_deps.sh
+	$(PYTHON) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SDK_VENV)/bin/python -m pip install -q -r tflite/sdk-requirements.txt
+	touch $(SDK_STAMP)
+
+sdk: $(SDK_STAMP)
+
+test: $(STAMP) $(SDK_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile tests
 
 # The property-based fuzz tests with 20x CI's examples, new random examples each run.

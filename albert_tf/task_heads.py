@@ -21,6 +21,8 @@ One `TaskHead` subclass per head owns:
 ``outputs`` /
 ``serving_strings``
 ``lite_outputs``         the outputs of the TFLite id signatures (``[batch, seq]`` ids in)
+``sdk_outputs`` /        the outputs a mobile-SDK-shaped TFLite export keeps, and the SDK
+``sdk_runners``          tasks that run it (`albert_tf.export.sdk_metadata`); empty: none
 ``runner_rows`` /        the edge runner (`albert_tflite.runner`): which packed rows one
 ``decode``               example becomes, and how their outputs become the answer
 =======================  ==============================================================
@@ -116,6 +118,10 @@ class TaskHead:
     labels_required = False
     #: whether a TFLite export may put the tokenizer in the graph (``--with_tokenizer``).
     lite_tokenizer = True
+    #: the outputs of an SDK-shaped TFLite export, in the order the SDKs read them (empty:
+    #: no mobile SDK runs this head), and the SDK tasks that run it.
+    sdk_outputs: tuple[str, ...] = ()
+    sdk_runners: tuple[str, ...] = ()
 
     # -- task.json ---------------------------------------------------------------------
     def validate(self, info) -> None:
@@ -197,6 +203,8 @@ class ClassificationHead(TaskHead):
     name = "classification"
     task_type = "classification"
     labels_required = True
+    sdk_outputs = ("probabilities",)
+    sdk_runners = ("Task Library BertNLClassifier", "MediaPipe TextClassifier")
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_classifier
@@ -241,6 +249,8 @@ class SpanHead(TaskHead):
     name = "span"
     task_type = "squad"
     training_task_class = "albert_tf.training.squad_task:SquadTask"
+    sdk_outputs = ("end_logits", "start_logits")
+    sdk_runners = ("Task Library BertQuestionAnswerer",)
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_span_extractor
@@ -440,17 +450,57 @@ class PretrainingHead(TaskHead):
         return {k: tf.cast(v, tf.float32) for k, v in encoded.items()}
 
 
+class EmbeddingHead(TaskHead):
+    """A sentence embedding from any model's encoder (an export view, never trained):
+    ``embedding [B, H]``, the mean of ``sequence_output`` over the mask, L2-normalized (what
+    MediaPipe ``TextEmbedder`` reads; cosine similarity is then a dot product).
+
+    ``albert-tf-export --format=tflite --head=embedding`` exports it from a finetuned or a
+    pretrained model directory.
+    """
+
+    name = "embedding"
+    sdk_outputs = ("embedding",)
+    sdk_runners = ("MediaPipe TextEmbedder",)
+
+    def text_inputs(self, info):
+        return ("text",)
+
+    def runner_pair(self, meta):
+        return False
+
+    def lite_outputs(self, source, model, features, sep_id):
+        tf = _tf()
+        sequence = tf.cast(source.encoder(features, training=False)["sequence_output"],
+                           tf.float32)                                     # [B, S, H]
+        mask = tf.cast(features["input_mask"], tf.float32)[:, :, tf.newaxis]  # [B, S, 1]
+        mean = tf.reduce_sum(sequence * mask, axis=1) / tf.maximum(
+            tf.reduce_sum(mask, axis=1), 1.0)                              # [B, H]
+        return {"embedding": tf.math.l2_normalize(mean, axis=-1)}
+
+    def decode(self, runner, outs, rows, example):
+        return {"embedding": np.asarray(outs[0]["embedding"], float).reshape(-1).tolist()}
+
+
 HEADS: dict[str, TaskHead] = {head.name: head for head in (
     ClassificationHead(), RegressionHead(), SpanHead(), TokenClassificationHead(),
     MultipleChoiceHead(), PretrainingHead())}
+#: Heads an export can put on any model (``--head=``); no model directory is trained as one.
+EXPORT_HEADS: dict[str, TaskHead] = {head.name: head for head in (EmbeddingHead(),)}
 
 
 def get(name: str) -> TaskHead:
     """The registered head ``name`` (a ValueError listing the heads otherwise)."""
-    try:
-        return HEADS[name]
-    except KeyError:
-        raise ValueError(f"unknown head {name!r}; use one of {tuple(HEADS)}.") from None
+    head = HEADS.get(name) or EXPORT_HEADS.get(name)
+    if head is None:
+        raise ValueError(f"unknown head {name!r}; use one of {tuple(HEADS)}.")
+    return head
+
+
+def sdk_heads() -> dict[str, tuple[str, ...]]:
+    """Head name -> the mobile SDK tasks that run its SDK-shaped TFLite export."""
+    return {name: head.sdk_runners for name, head in {**HEADS, **EXPORT_HEADS}.items()
+            if head.sdk_outputs}
 
 
 def for_task_type(task_type: str) -> TaskHead:

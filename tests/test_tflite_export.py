@@ -109,7 +109,8 @@ def test_float16_and_dynamic_are_smaller(model_dir, source, float_export, tmp_pa
     size = os.path.getsize(os.path.join(float_export, "model.tflite"))
     for q in ("float16", "dynamic"):
         out = str(tmp_path / q)
-        export_tflite(model_dir, out, quantization=q, source=source)
+        # (no embedded SDK vocabulary: the sizes compare the weights)
+        export_tflite(model_dir, out, quantization=q, source=source, sdk_metadata="off")
         assert os.path.getsize(os.path.join(out, "model.tflite")) < 0.75 * size
         probs = np.array([p["probabilities"] for p in TFLiteRunner(out).predict(TEXTS)])
         assert np.max(np.abs(probs - keras_probs(source, TEXTS))) < 0.02
@@ -143,8 +144,9 @@ def test_one_recipe_table_for_the_library_the_binary_and_the_pipeline(monkeypatc
     from albert_tf.hyperparams import ConfigValueError
     from albert_tf.pipeline import pipeline_config
     names = quantization.names()
-    assert names == QUANTIZATIONS == ("none", "float16", "dynamic", "int8", "int16x8", "qat")
-    assert quantization.pipeline_names() == ("none", "float16", "dynamic", "int8", "int16x8")
+    assert names == QUANTIZATIONS == ("none", "float16", "dynamic", "dynamic_per_tensor", "int8",
+                                      "int16x8", "qat")
+    assert quantization.pipeline_names() == names[:-1]
     assert quantization.qat_names() == ("qat",)
     int8, qat = quantization.get("int8"), quantization.get("qat")
     assert int8.needs_calibration and int8.float_ops_denylist and int8.integer

@@ -22,6 +22,8 @@ step "fresh venv, pip install $(basename "$wheel")"
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q --upgrade pip
 "$work/venv/bin/python" -m pip install -q -c "$repo/constraints.txt" "$wheel"
+# tflite-support's metadata writers, as the README installs them (no protobuf<4 pin).
+"$work/venv/bin/python" -m pip install -q -c "$repo/constraints.txt" --no-deps tflite-support
 bin="$work/venv/bin"
 
 mkdir "$work/empty" && cd "$work/empty"
@@ -64,6 +66,12 @@ if grep -E "^[IW][0-9]{4} " export.err; then
   echo "albert-tf-export printed TensorFlow log lines without --verbose" >&2
   exit 1
 fi
+# The mobile SDKs' metadata is embedded (one [1, 32] signature of a classifier).
+"$bin/python" -c "
+import json
+sdk = json.load(open('edge/metadata.json'))['sdk']
+assert sdk and 'MediaPipe TextClassifier' in sdk['runners'], sdk
+print('SDK metadata for', ', '.join(sdk['runners']))"
 "$bin/albert-tflite-run" --model=edge --text="a gorgeous, witty film" | tee pred.jsonl
 "$bin/python" -c "
 import json

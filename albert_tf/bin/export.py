@@ -6,6 +6,12 @@
         --quantization=int8 --seq_lengths=32,64,128 [--calibration_file=train.tsv]
     albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_text \\
         --with_tokenizer          # string in: FastSentencepieceTokenize custom op inside
+    albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_embed \\
+        --head=embedding          # MediaPipe TextEmbedder: mean-pooled, L2-normalized
+
+A TFLite export with one [1, seq] signature of a classification, span or embedding model
+embeds the metadata the mobile SDKs read (Task Library, MediaPipe Tasks; see
+albert_tf/export/sdk_metadata.py and tflite/README.md): --sdk_metadata=off skips it.
 
 The model directory needs config.json, weights, task.json (finetuned models) and
 vocab.model (or --vocab_file). Everything is written to a temporary directory and moved into
@@ -56,6 +62,12 @@ def define_flags() -> None:
     flags.DEFINE_string("int8_float_ops", "xnnpack", "int8: ops kept in float: 'xnnpack' (fast "
                         "on CPUs), 'none' (every op integer) or comma-separated op names.")
     flags.DEFINE_boolean("strict_int8", False, "int8: fail if any op cannot be integer.")
+    flags.DEFINE_string("head", None, "tflite: an export head on the model's encoder instead "
+                        "of its own: 'embedding' (mean over the mask, L2-normalized).")
+    flags.DEFINE_enum("sdk_metadata", "auto", ["auto", "on", "off"], "tflite: embed the "
+                      "metadata of the mobile SDKs (Task Library, MediaPipe) and shape the "
+                      "outputs for them: auto = whenever they can run the export, on = "
+                      "required, off = never.")
     flags.DEFINE_string("qat_model_dir", None, "qat: the quantization-aware Keras model "
                         "(default <model_dir>/qat).")
 
@@ -66,6 +78,10 @@ def main(argv) -> None:
 
     if not FLAGS.model_dir or not FLAGS.output:
         print("albert-tf-export: --model_dir and --output are required.", file=sys.stderr)
+        sys.exit(2)
+    if FLAGS.head and FLAGS.format != "tflite":
+        print("albert-tf-export: --head is a TFLite export option; the SavedModel's `encode` "
+              "signature serves the encoder outputs.", file=sys.stderr)
         sys.exit(2)
     try:
         if FLAGS.format == "saved_model":
@@ -92,7 +108,8 @@ def main(argv) -> None:
             overwrite=FLAGS.overwrite, vocab_file=FLAGS.vocab_file,
             calibration_file=FLAGS.calibration_file, data_dir=FLAGS.data_dir,
             num_calibration=FLAGS.num_calibration, qat_model_dir=FLAGS.qat_model_dir,
-            strict_int8=FLAGS.strict_int8, int8_float_ops=float_ops)
+            strict_int8=FLAGS.strict_int8, int8_float_ops=float_ops, head=FLAGS.head,
+            sdk_metadata=FLAGS.sdk_metadata)
     except ExportError as e:
         print(f"albert-tf-export: {e}", file=sys.stderr)
         sys.exit(1)
@@ -105,6 +122,8 @@ def main(argv) -> None:
         ins = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["inputs"].items())
         outs = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["outputs"].items())
         print(f"  signature {key}: {ins} -> {outs}")
+    if meta.get("sdk"):
+        print(f"  mobile SDK metadata embedded: runs in {', '.join(meta['sdk']['runners'])}")
     if meta["custom_ops"]:
         print(f"  custom ops (register at load time): {meta['custom_ops']}")
     float_ops = meta["ops"]["float_ops"]

@@ -29,9 +29,9 @@ def op_report(model: bytes | str) -> dict[str, Any]:
     """Op statistics of a TFLite model (bytes or path), over all subgraphs.
 
     Returns ``{"subgraphs": [...], "ops": {op: {compute_type: count}}, "custom_ops": [...],
-    "float_ops": {op: count}, "num_ops": n}``; ``float_ops`` counts ops whose compute type
-    is FLOAT32/FLOAT16 (the float output ``DEQUANTIZE`` of an integer model included:
-    compare with `integer_only`).
+    "float_ops": {op: count}, "num_ops": n, "op_versions": {op: version}}``; ``float_ops``
+    counts ops whose compute type is FLOAT32/FLOAT16 (the float output ``DEQUANTIZE`` of an
+    integer model included: compare with `integer_only`).
     """
     from ai_edge_litert import schema_py_generated as schema
 
@@ -81,12 +81,18 @@ def op_report(model: bytes | str) -> dict[str, Any]:
         subgraphs.append({"name": (g.Name() or b"").decode(), "num_ops": g.OperatorsLength()})
     float_ops = {name: sum(n for t, n in types.items() if t in ("FLOAT32", "FLOAT16"))
                  for name, types in ops.items()}
+    versions: dict[str, int] = {}
+    for i, name in enumerate(codes):
+        versions[name] = max(versions.get(name, 0), int(m.OperatorCodes(i).Version()))
     return {
         "subgraphs": subgraphs,
         "num_ops": sum(s["num_ops"] for s in subgraphs),
         "ops": {name: dict(types) for name, types in sorted(ops.items())},
         "custom_ops": custom,
         "float_ops": {k: v for k, v in sorted(float_ops.items()) if v},
+        # the newest version of each op: a runtime must have it (older runtimes refuse
+        # "Didn't find op for builtin opcode 'X' version 'N'")
+        "op_versions": dict(sorted(versions.items())),
     }
 
 

@@ -44,6 +44,8 @@ class ExportSource:
         ``pooled_output`` (no pooler in span models; no weight is duplicated).
       vocab_file: the SentencePiece model the ids come from.
       has_mlm: whether ``model`` is a pretrainer with ``mlm_logits``/``sop_logits``.
+      export_head: a head of `albert_tf.task_heads.EXPORT_HEADS` the export puts on the
+        encoder instead of the model's own (``--head=embedding``).
     """
 
     model_dir: str
@@ -53,15 +55,17 @@ class ExportSource:
     encoder: keras.Model
     vocab_file: str
     has_mlm: bool = False
+    export_head: str | None = None
 
     @property
     def labels(self) -> tuple[str, ...] | None:
-        return self.task_info.label_list
+        return None if self.export_head else self.task_info.label_list
 
     @property
     def head(self) -> heads_lib.TaskHead:
-        """The head's entry in the registry (`albert_tf.task_heads`)."""
-        return heads_lib.get(self.task_info.head)
+        """The head's entry in the registry (`albert_tf.task_heads`): ``export_head`` (an
+        export view such as ``embedding``) when set, else the model's own."""
+        return heads_lib.get(self.export_head or self.task_info.head)
 
     @property
     def text_inputs(self) -> tuple[str, ...]:

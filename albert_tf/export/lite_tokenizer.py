@@ -84,6 +84,7 @@ def deployment_spm_proto(spm_model: bytes, do_lower_case: bool = True) -> bytes:
     rules["``"] = quote
     rules["''"] = quote
 
+    spm.set_min_log_level(1)     # the normalizer builder logs its sizes at INFO level
     compiled = spm.SentencePieceNormalizer(norm_map=sorted(rules.items()))
     spec = model_pb2.NormalizerSpec()
     spec.ParseFromString(compiled.serialized_normalizer_spec())

@@ -79,7 +79,7 @@ def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
         "custom_ops": custom,
         "custom_op_registerers": [CUSTOM_OP_REGISTERERS.get(c, c) for c in custom],
         "ops": {"num_ops": report["num_ops"], "by_type": report["ops"],
-                "float_ops": report["float_ops"]},
+                "float_ops": report["float_ops"], "versions": report["op_versions"]},
     }
     if extra:
         meta.update(extra)

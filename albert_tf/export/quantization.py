@@ -1,7 +1,7 @@
 """The quantization recipes of the TFLite export: one table, one representative dataset.
 
     from albert_tf.export import quantization
-    quantization.names()                   # ('none', 'float16', 'dynamic', 'int8', 'int16x8', 'qat')
+    quantization.names()                   # ('none', 'float16', 'dynamic', ..., 'qat')
     recipe = quantization.get("int8")      # ExportError naming the choices if unknown
     recipe.configure(converter, calibrated=True, strict=False)
 
@@ -103,6 +103,13 @@ def _dynamic_range(converter, calibrated: bool, strict: bool) -> None:
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
 
 
+def _dynamic_per_tensor(converter, calibrated: bool, strict: bool) -> None:
+    """Dynamic range with one weight scale per tensor: FULLY_CONNECTED stays at op version 9,
+    which runtimes older than TF 2.15 have (tflite-support 0.4.4's Task Library)."""
+    _dynamic_range(converter, calibrated, strict)
+    converter._experimental_disable_per_channel_quantization_for_dense_layers = True
+
+
 def _integer(ops_set: str) -> Callable[[Any, bool, bool], None]:
     """Full-integer quantization with ``tf.lite.OpsSet.<ops_set>`` kernels (plus float
     builtins unless strict); the representative dataset calibrates the activations."""
@@ -143,6 +150,8 @@ for _recipe in (
                _float16),
         Recipe("dynamic", "int8 weights, float activations quantized on the fly (dynamic "
                "range)", _dynamic_range),
+        Recipe("dynamic_per_tensor", "dynamic with one weight scale per tensor: op versions "
+               "that older runtimes have (TFLite Task Library 0.4.4)", _dynamic_per_tensor),
         Recipe("int8", "int8 weights and activations calibrated on the task's train text; "
                "int8_float_ops keeps the ops XNNPACK has no int8 kernel for in float",
                _integer("TFLITE_BUILTINS_INT8"), calibration=CALIBRATION_REQUIRED,

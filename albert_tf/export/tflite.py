@@ -139,15 +139,21 @@ def _id_outputs(source: ExportSource, model: keras.Model):
 
 
 def concrete_functions(source: ExportSource, model: keras.Model, seq_lengths: Sequence[int],
-                       batch_size: int, with_tokenizer: bool = False):
+                       batch_size: int, with_tokenizer: bool = False,
+                       keep_outputs: Sequence[str] | None = None):
     """(holder module, concrete functions) to convert.
 
     Signature keys are the function names (``seq_<n>`` per bucket), except that the
-    converter names a model's only signature ``serving_default``.
+    converter names a model's only signature ``serving_default``. ``keep_outputs``: only
+    these outputs (the SDK-shaped export: ``head.sdk_outputs``).
     """
     holder = _Holder()
     holder.model = model
-    outputs = _id_outputs(source, model)
+    all_outputs = _id_outputs(source, model)
+
+    def outputs(features):
+        result = all_outputs(features)
+        return {k: result[k] for k in keep_outputs} if keep_outputs else result
     functions = []
     if with_tokenizer:
         if not source.head.lite_tokenizer:
@@ -202,12 +208,14 @@ def convert(source: ExportSource, quantization: str = "none",
             seq_lengths: Sequence[int] | None = None, batch_size: int = 1,
             with_tokenizer: bool = False, calibration=None,
             qat_model: keras.Model | None = None, strict_int8: bool = False,
-            int8_float_ops: str | Sequence[str] = "xnnpack") -> bytes:
+            int8_float_ops: str | Sequence[str] = "xnnpack",
+            keep_outputs: Sequence[str] | None = None) -> bytes:
     """The ``.tflite`` bytes of ``source`` (see the module docstring for the options).
 
     ``calibration``: (text_a, text_b) pairs, or a dict of packed int32 ``[n, seq]``
     features (`albert_tf.export.quantization.representative_dataset`); ``qat_model``: the
-    model of a recipe that converts a quantization-aware model (``qat``).
+    model of a recipe that converts a quantization-aware model (``qat``); ``keep_outputs``:
+    the outputs to keep (all of the head's by default).
     """
     recipe = recipes.get(quantization)
     seq_lengths = sorted({int(s) for s in (seq_lengths or [source.task_info.max_seq_length])})
@@ -234,7 +242,7 @@ def convert(source: ExportSource, quantization: str = "none",
         raise ExportError(f"--quantization={quantization} needs calibration text.")
     denylist = _float_ops_denylist(recipe, int8_float_ops, strict_int8)
     holder, functions = concrete_functions(source, model, seq_lengths, batch_size,
-                                           with_tokenizer)
+                                           with_tokenizer, keep_outputs)
     converter = tf.lite.TFLiteConverter.from_concrete_functions(functions, holder)
     if with_tokenizer:
         converter.allow_custom_ops = True
@@ -255,6 +263,40 @@ def convert(source: ExportSource, quantization: str = "none",
         raise ExportError(f"TFLite conversion ({quantization}) failed: {e}") from e
 
 
+def with_export_head(source: ExportSource, head: str) -> ExportSource:
+    """``source`` with an export head (`albert_tf.task_heads.EXPORT_HEADS`) on its encoder."""
+    import dataclasses
+
+    from albert_tf import task_heads
+    if head == source.task_info.head:
+        return source
+    if head not in task_heads.EXPORT_HEADS:
+        raise ExportError(f"--head={head}: an export can put one of "
+                          f"{sorted(task_heads.EXPORT_HEADS)} on a model (or leave --head "
+                          f"unset for the model's own {source.task_info.head!r}).")
+    return dataclasses.replace(source, export_head=head)
+
+
+SDK_METADATA_MODES = ("auto", "on", "off")
+
+
+def sdk_shaped(source: ExportSource, mode: str, seq_lengths: Sequence[int] | None,
+               batch_size: int, with_tokenizer: bool) -> bool:
+    """Whether the export is SDK-shaped with embedded metadata (see `export_tflite`)."""
+    from albert_tf.export import sdk_metadata as sdk_lib
+    if mode not in SDK_METADATA_MODES:
+        raise ExportError(f"--sdk_metadata={mode!r}: use one of {SDK_METADATA_MODES}.")
+    if mode == "off":
+        return False
+    sdk_lib.check_head(source.head, requested=mode == "on")
+    single = (not with_tokenizer and batch_size == 1
+              and len(set(seq_lengths or [source.task_info.max_seq_length])) == 1)
+    if mode == "on" and not single:
+        raise ExportError("--sdk_metadata=on: the mobile SDKs run one [1, seq] signature of "
+                          "ids; pass one --seq_lengths, --batch_size=1 and no --with_tokenizer.")
+    return bool(source.head.sdk_outputs) and single
+
+
 def export_tflite(model_dir: str, output: str, quantization: str = "none",
                   seq_lengths: Iterable[int] | None = None, batch_size: int = 1,
                   with_tokenizer: bool = False, overwrite: bool = False,
@@ -263,18 +305,32 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
                   num_calibration: int = DEFAULT_CALIBRATION_SIZE,
                   qat_model_dir: str | None = None, strict_int8: bool = False,
                   int8_float_ops: str | Sequence[str] = "xnnpack",
-                  source: ExportSource | None = None) -> str:
+                  source: ExportSource | None = None, head: str | None = None,
+                  sdk_metadata: str = "auto") -> str:
     """Converts ``model_dir`` and writes the export directory ``output``; returns it.
 
     ``output`` receives ``model.tflite``, ``metadata.json`` (with the op report: which ops
-    compute in float), ``vocab.model`` and ``labels.txt``.
+    compute in float), ``vocab.model`` and ``labels.txt``. ``head``: an export head put on
+    the model's encoder instead of its own (``"embedding"``). ``sdk_metadata``
+    (`albert_tf.export.sdk_metadata`): ``"auto"`` makes every export that a mobile SDK can
+    run (an SDK head, one ``[1, seq]`` ids signature) SDK-shaped, with the metadata embedded;
+    ``"on"`` requires it (an error names the SDK heads otherwise); ``"off"`` never.
     """
     from albert_tf.export import analysis, metadata
 
     recipe = recipes.get(quantization)
     source = source or load_source(model_dir, vocab_file)
+    if head:
+        source = with_export_head(source, head)
     if os.path.exists(output) and not overwrite:
         raise ExportError(f"{output} already exists; pass --overwrite to replace it.")
+    seq_lengths = list(seq_lengths) if seq_lengths else None
+    sdk = sdk_shaped(source, sdk_metadata, seq_lengths, batch_size, with_tokenizer)
+    sdk_vocab = None
+    if sdk:
+        from albert_tf.export import sdk_metadata as sdk_lib
+        sdk_lib.writers()             # the library is there before the slow conversion
+        sdk_vocab = sdk_lib.sdk_vocabulary(source.vocab_file, source.task_info.do_lower_case)
     calibration = None
     if recipe.needs_calibration:
         calibration = calibration_texts(source, calibration_file, data_dir, num_calibration)
@@ -285,15 +341,24 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
         except ExportError:
             calibration = None
     qat_model = load_qat_model(model_dir, qat_model_dir) if recipe.needs_qat_model else None
-    content = convert(source, quantization, list(seq_lengths) if seq_lengths else None,
-                      batch_size, with_tokenizer, calibration, qat_model, strict_int8,
-                      int8_float_ops)
+    content = convert(source, quantization, seq_lengths, batch_size, with_tokenizer,
+                      calibration, qat_model, strict_int8, int8_float_ops,
+                      keep_outputs=source.head.sdk_outputs if sdk else None)
+    if sdk:
+        content = sdk_lib.embed(content, source.head, sdk_vocab, source.labels,
+                                source.task_info.task, quantization)
     report = analysis.op_report(content)
     with atomic_directory(output, overwrite) as tmp:
         with open(os.path.join(tmp, metadata.MODEL_FILE), "wb") as f:
             f.write(content)
         info = json.loads(json.dumps(source.task_info.__dict__))
-        extra = {"text_inputs": list(source.text_inputs)}
+        if source.export_head:
+            info.update(head=source.head.name, label_list=None, text_pair=False)
+        extra = {"text_inputs": list(source.text_inputs),
+                 "sdk": {"runners": list(source.head.sdk_runners),
+                         "input_names": dict(zip(INPUT_NAMES, sdk_lib.SDK_INPUT_NAMES)),
+                         "vocabulary": "embedded; ALBERT preprocessing in its normalizer"}
+                 if sdk else None}
         if recipe.integer:
             extra["integer_only"] = analysis.integer_only(report)
         if calibration:

@@ -1,0 +1,26 @@
+"""The mobile SDKs' Python builds for tests: `sdk_python` (``.venv-sdk``, built by
+``make sdk``; ``make test`` builds it first) and `answers` (`albert_tflite.sdk_check`)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sdk_python() -> str:
+    """The SDK environment's interpreter; the test is skipped (naming the fix) without it."""
+    python = os.environ.get("ALBERT_TF_SDK_PYTHON") or os.path.join(
+        ROOT, ".venv-sdk", "bin", "python")
+    if not os.path.exists(python):
+        pytest.skip(f"the mobile SDK environment is missing ({python}): `make sdk` builds it "
+                    "(`make test` does first).")
+    return python
+
+
+def answers(model: str, task: str, sdk: str, items: list) -> list[dict]:
+    """The SDK's answers for ``items`` (`albert_tflite.sdk_check.call`)."""
+    from albert_tflite import sdk_check
+    return sdk_check.call(sdk_python(), model, task, sdk, items)
