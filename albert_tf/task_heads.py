@@ -69,7 +69,8 @@ def best_spans(start_logits, end_logits, input_type_ids, input_mask, input_word_
     tf = _tf()
     in_context = ((input_type_ids == 1) & (input_mask == 1)
                   & tf.not_equal(input_word_ids, sep_id))                  # [B, S]
-    neg = tf.constant(-1e30, tf.float32)
+    neg = (tf.constant(-2 ** 30, tf.int32) if start_logits.dtype.is_integer  # fixed point:
+           else tf.constant(-1e30, tf.float32))                        # sdk_span_logits
     start = tf.where(in_context, start_logits, neg)
     end = tf.where(in_context, end_logits, neg)
     seq = tf.shape(start)[1]
@@ -103,6 +104,47 @@ def best_span(start: np.ndarray, end: np.ndarray, type_ids: np.ndarray, mask: np
         if score > best[2]:
             best = (int(i), int(j), score)
     return best
+
+
+# BertQuestionAnswerer (tflite-support) feeds one [1, 384] row: its kMaxSeqLen.
+SDK_SPAN_SEQ_LENGTH = 384
+# The logit outside the context, and what the best span's start and end logits are raised
+# by, in the SDK-shaped span export (`sdk_span_logits`).
+SDK_SPAN_MASK = -10_000.0
+SDK_SPAN_BOOST = 10_000.0
+
+
+def sdk_span_logits(start_logits, end_logits, input_type_ids, input_mask, input_word_ids,
+                    sep_id: int) -> dict:
+    """``start_logits``, ``end_logits`` float ``[B, S]`` whose best answer for TFLite Task
+    Library's ``BertQuestionAnswerer`` is the span of `best_spans`.
+
+    The SDK ranks only the pairs of its 5 highest start and 5 highest end logits over the
+    whole row (question and padding included), up to 32 tokens long, so on its own it may
+    miss the span that `best_spans` (every start <= end < start + 30 in the context) finds.
+    Here the logits outside the context are `SDK_SPAN_MASK`, and the best span's start and
+    end logits are raised by `SDK_SPAN_BOOST`: the SDK's first answer is that span, its
+    other answers are ranked by the model's logits. No context: no span, no answer.
+
+    The span is found on int32 fixed-point logits (1/65536), the boost is int32 and the
+    float arithmetic MUL/ADD/SUB only: an int8 export quantizes none of the decoding (int8
+    ``SELECT_V2``, ``RESHAPE`` or ``ONE_HOT`` tensors spanning the masks lose the logits).
+    """
+    tf = _tf()
+    in_context = tf.cast((input_type_ids == 1) & (input_mask == 1)
+                         & tf.not_equal(input_word_ids, sep_id), tf.float32)   # [B, S]
+    start = tf.cast(start_logits, tf.float32) * in_context + SDK_SPAN_MASK * (1.0 - in_context)
+    end = tf.cast(end_logits, tf.float32) * in_context + SDK_SPAN_MASK * (1.0 - in_context)
+    spans = best_spans(tf.cast(start * 65536.0, tf.int32), tf.cast(end * 65536.0, tf.int32),
+                       input_type_ids, input_mask, input_word_ids, sep_id)
+    positions = tf.range(tf.shape(start)[1])[tf.newaxis, :]               # [1, S]
+
+    def boost(index):                                                    # [B] -> [B, S]
+        hit = tf.cast(positions == index[:, tf.newaxis], tf.int32)      # an int32 ONE_HOT
+        return tf.cast(hit * int(SDK_SPAN_BOOST), tf.float32)
+
+    return {"start_logits": start + boost(spans["start_index"]),
+            "end_logits": end + boost(spans["end_index"])}
 
 
 # ----------------------------------------------------------------------------- base
@@ -179,6 +221,15 @@ class TaskHead:
         """Outputs of a TFLite id signature: ``features`` are ``[batch, seq]`` ids."""
         raw = model(self.model_features(features), training=False)
         return self.outputs(source, raw, features, sep_id)
+
+    def sdk_lite_outputs(self, source, model, features: dict, sep_id: int) -> dict:
+        """Outputs of the SDK-shaped TFLite export (``sdk_outputs``; ``[1, seq]`` ids in)."""
+        result = self.lite_outputs(source, model, features, sep_id)
+        return {k: result[k] for k in self.sdk_outputs}
+
+    def sdk_problem(self, info, seq_length: int) -> str | None:
+        """Why the SDKs cannot run this head's export of ``seq_length`` ids (None: they can)."""
+        return None
 
     # -- edge runner -------------------------------------------------------------------
     def runner_pair(self, meta: dict) -> bool:
@@ -281,6 +332,23 @@ class SpanHead(TaskHead):
     def lite_outputs(self, source, model, features, sep_id):
         raw = model(features, training=False)   # spans are decoded by the runner
         return {k: raw[k] for k in ("start_logits", "end_logits")}
+
+    def sdk_lite_outputs(self, source, model, features, sep_id):
+        raw = self.lite_outputs(source, model, features, sep_id)
+        return sdk_span_logits(raw["start_logits"], raw["end_logits"],
+                               features["input_type_ids"], features["input_mask"],
+                               features["input_word_ids"], sep_id)
+
+    def sdk_problem(self, info, seq_length):
+        if seq_length != SDK_SPAN_SEQ_LENGTH:
+            return (f"BertQuestionAnswerer feeds [1, {SDK_SPAN_SEQ_LENGTH}] ids (fixed in "
+                    f"tflite-support), not {seq_length}: export with "
+                    f"--seq_lengths={SDK_SPAN_SEQ_LENGTH} (max_position_embeddings >= "
+                    f"{SDK_SPAN_SEQ_LENGTH})")
+        if not info.do_lower_case:
+            return ("BertQuestionAnswerer lower-cases ASCII before tokenizing: a cased model "
+                    "(do_lower_case=false) would get other ids than ours")
+        return None
 
     def runner_pair(self, meta):
         return True

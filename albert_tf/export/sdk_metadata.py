@@ -11,8 +11,8 @@ writers (the maintained implementation of the schema):
 head                outputs of the SDK-shaped export     SDK tasks
 ==================  ===================================  ====================================
 classification      ``probabilities`` float [1, C]       BertNLClassifier, TextClassifier
-span                ``end_logits``, ``start_logits``     BertQuestionAnswerer
-                    float [1, S]
+span                ``end_logits``, ``start_logits``     BertQuestionAnswerer (S = 384 only;
+                    float [1, S], our best span marked   see `task_heads.sdk_span_logits`)
 embedding           ``embedding`` float [1, H]           TextEmbedder
 ==================  ===================================  ====================================
 
@@ -193,8 +193,10 @@ def embed(model: bytes, head, vocab_proto: bytes, labels: Sequence[str] | None,
 
 
 _DESCRIPTIONS = {
-    "start_logits": "Logits of the answer start, per input position.",
-    "end_logits": "Logits of the answer end, per input position.",
+    "start_logits": ("Logits of the answer start per input position: -10000 outside the "
+                     "context; the start of albert-tf's best span raised by 10000."),
+    "end_logits": ("Logits of the answer end per input position: -10000 outside the "
+                   "context; the end of albert-tf's best span raised by 10000."),
     "embedding": "Mean of the last hidden states over the mask, L2-normalized.",
 }
 

@@ -127,13 +127,15 @@ class _Holder(tf.Module):
     """Keeps the model's variables reachable for the converter."""
 
 
-def _id_outputs(source: ExportSource, model: keras.Model):
-    """The outputs of the TFLite signatures: the head's (`albert_tf.task_heads`)."""
+def _id_outputs(source: ExportSource, model: keras.Model, sdk: bool = False):
+    """The outputs of the TFLite signatures: the head's (`albert_tf.task_heads`); ``sdk``:
+    those of its SDK-shaped export (``sdk_lite_outputs``)."""
     from albert_tf.text.tokenizer import AlbertTokenizer
     sep_id = AlbertTokenizer(source.vocab_file).sep_id
+    lite_outputs = source.head.sdk_lite_outputs if sdk else source.head.lite_outputs
 
     def outputs(features):
-        return source.head.lite_outputs(source, model, features, sep_id)
+        return lite_outputs(source, model, features, sep_id)
 
     return outputs
 
@@ -149,7 +151,7 @@ def concrete_functions(source: ExportSource, model: keras.Model, seq_lengths: Se
     """
     holder = _Holder()
     holder.model = model
-    all_outputs = _id_outputs(source, model)
+    all_outputs = _id_outputs(source, model, sdk=bool(keep_outputs))
 
     def outputs(features):
         result = all_outputs(features)
@@ -294,7 +296,11 @@ def sdk_shaped(source: ExportSource, mode: str, seq_lengths: Sequence[int] | Non
     if mode == "on" and not single:
         raise ExportError("--sdk_metadata=on: the mobile SDKs run one [1, seq] signature of "
                           "ids; pass one --seq_lengths, --batch_size=1 and no --with_tokenizer.")
-    return bool(source.head.sdk_outputs) and single
+    seq_length = (seq_lengths or [source.task_info.max_seq_length])[0]
+    problem = source.head.sdk_problem(source.task_info, seq_length) if single else None
+    if mode == "on" and problem:
+        raise ExportError(f"--sdk_metadata=on: {problem}.")
+    return bool(source.head.sdk_outputs) and single and not problem
 
 
 def export_tflite(model_dir: str, output: str, quantization: str = "none",

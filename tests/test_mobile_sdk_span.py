@@ -1,0 +1,73 @@
+"""Issue #17: a span (SQuAD) export runs as it is in TFLite Task Library's
+``BertQuestionAnswerer`` (tflite-support's Python build, through `tests/mobile_sdks.py`) and
+gives our SavedModel's answer on every question tried.
+
+The model is finetuned here for 200 steps (CPU seconds) on SQuAD-format cloze questions built
+from the unlabeled IMDB corpus (`benchmarks/mobile_sdk_span.py`); the held-out questions come
+from other documents, a third upper-cased and a third with curly quotes, accents and a tab.
+The SDK answers whole words of the original context (split on ``' '``), our SavedModel the
+detokenized pieces of its span; so per question: the SDK's answer is exactly the context
+words that contain the SavedModel's span, and the SavedModel's ``answer`` is part of the
+SDK's answer after our normalization (lower case, accents, quotes).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from tests.mobile_sdks import answers
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPS = 200
+QUESTIONS = 30
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location(
+        "mobile_sdk_span", os.path.join(ROOT, "benchmarks", "mobile_sdk_span.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def run(data_dir, tmp_path_factory) -> dict:
+    """The trained model directory, its two exports and the held-out questions."""
+    bench = _bench()
+    train, held_out = bench.build_squad(data_dir, 1500, QUESTIONS)
+    base = tmp_path_factory.mktemp("sdk_span")
+    model_dir = bench.train_span_model(str(base / "model"), train, STEPS)
+    saved = bench.export_saved(model_dir, str(base / "export"))
+    tflite = bench.export_sdk(model_dir, str(base / "export"))
+    return {"bench": bench, "model_dir": model_dir, "saved": saved, "tflite": tflite,
+            "held_out": held_out}
+
+
+def test_sdk_answers_are_the_savedmodel_spans(run):
+    bench, items = run["bench"], run["held_out"]
+    assert len(items) == QUESTIONS
+    ours = bench.saved_model_answers(run["saved"], items)
+    sdk = answers(run["tflite"], "answer", "tflite_support",
+                  [[it["question"], it["context"]] for it in items])
+    result = bench.compare(items, ours, sdk)
+    assert result["same_ids"] == QUESTIONS       # the SDK's word-by-word ids are ours
+    assert result["span_agreement"] == result["within"] == QUESTIONS, result["differing"]
+    assert all(o["start_index"] >= 0 and s["answer"] for o, s in zip(ours, sdk))
+
+
+def test_span_export_metadata_and_what_the_sdk_cannot_run(run):
+    from albert_tf.export.common import ExportError
+    from albert_tf.export.sdk_metadata import read_embedded
+    from albert_tf.export.tflite import export_tflite
+    meta = read_embedded(run["tflite"])
+    (graph,) = meta["subgraph_metadata"]
+    assert sorted(t["name"] for t in graph["input_tensor_metadata"]) == [
+        "ids", "mask", "segment_ids"]
+    assert [t["name"] for t in graph["output_tensor_metadata"]] == ["end_logits",
+                                                                     "start_logits"]
+    with pytest.raises(ExportError, match="BertQuestionAnswerer feeds \\[1, 384\\] ids"):
+        export_tflite(run["model_dir"], os.path.join(os.path.dirname(run["tflite"]), "x"),
+                      seq_lengths=[128], sdk_metadata="on")
