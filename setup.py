@@ -23,6 +23,7 @@ INSTALL_REQUIRES = [
     "keras-hub>=0.32,<0.33",            # interop only (Keras 3): read and compare presets
     "absl-py>=1.4,<3",
     "sentencepiece>=0.2.0,<0.3",
+    "tokenizers>=0.23,<0.24",          # WordPiece vocabulary training (albert-tf-train-vocab)
     "safetensors>=0.4,<1",
     "numpy>=1.26,<3",
     "pyyaml>=6.0,<7",
@@ -55,7 +56,8 @@ CONSOLE_SCRIPTS = [
     "albert-tf-pretrain=albert_tf.bin.pretrain:run",
     "albert-tf-finetune=albert_tf.bin.finetune:run",
     "albert-tf-convert=albert_tf.bin.convert:run",
-    "albert-tf-train-spm=albert_tf.bin.train_spm:run",
+    "albert-tf-train-vocab=albert_tf.bin.train_vocab:run",
+    "albert-tf-train-spm=albert_tf.bin.train_spm:run",   # = train-vocab --type=sentencepiece
     "albert-tf-create-pretraining-data=albert_tf.bin.create_pretraining_data:run",
     "albert-tf-compress=albert_tf.bin.compress:run",
     # The edge tools (the repository's tflite/ folder).

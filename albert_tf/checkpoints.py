@@ -4,7 +4,8 @@ A *model directory* is what `albert-tf-convert` and the training binaries write:
 
     DIR/config.json            AlbertConfig.to_json
     DIR/task.json              (finetuned models) `TaskInfo`: task, head, labels, seq length
-    DIR/vocab.model            (when known) the SentencePiece model the ids come from
+    DIR/vocab.model            (when known) the vocabulary the ids come from: a SentencePiece
+      or DIR/vocab.txt         model or a WordPiece vocab.txt (`albert_tf.text.vocabulary`)
     DIR/weights.index          standard TF checkpoint (tf.train.load_checkpoint reads it)
     DIR/weights.data-*         whose keys are our weight names, e.g.
                                ``embeddings/word_embeddings/embeddings``,
@@ -28,11 +29,12 @@ import numpy as np
 from albert_tf import task_heads as heads_lib
 from albert_tf.backend import keras, tf
 from albert_tf.config import AlbertConfig
+from albert_tf.text import vocabulary as vocab_lib
 
 WEIGHTS_PREFIX = "weights"
 CONFIG_FILE = "config.json"
 TASK_FILE = "task.json"
-VOCAB_FILE = "vocab.model"
+VOCAB_FILE = vocab_lib.SENTENCEPIECE_FILE    # a WordPiece vocabulary is vocab.txt
 HEADS = tuple(heads_lib.HEADS)   # the registry: `albert_tf.task_heads`
 
 
@@ -48,6 +50,9 @@ class TaskInfo:
       max_seq_length: sequence length the model was finetuned with.
       do_lower_case: whether the tokenizer lower-cases (must match the vocabulary).
       text_pair: whether inputs are sentence pairs.
+      vocab_type: ``sentencepiece`` or ``wordpiece`` (`albert_tf.text.vocabulary`);
+        `save_model_dir` records it from the vocabulary file, `load_task_info` derives it
+        from the directory's vocabulary when an older ``task.json`` lacks it.
     """
 
     task: str
@@ -56,8 +61,12 @@ class TaskInfo:
     max_seq_length: int = 128
     do_lower_case: bool = True
     text_pair: bool = False
+    vocab_type: str | None = None
 
     def __post_init__(self) -> None:
+        if self.vocab_type is not None and self.vocab_type not in vocab_lib.KINDS:
+            raise ValueError(f"task.json vocab_type: unknown {self.vocab_type!r}; use one of "
+                             f"{list(vocab_lib.KINDS)}.")
         if self.head not in HEADS:
             raise ValueError(f"task.json head: unknown head {self.head!r}; use one of {HEADS}.")
         heads_lib.get(self.head).validate(self)
@@ -177,7 +186,9 @@ def save_model_dir(model: keras.Model, directory: str,
                    config: AlbertConfig | None = None, task_info: TaskInfo | None = None,
                    vocab_file: str | None = None) -> str:
     """Writes ``config.json``, name-keyed weights and, when given, ``task.json`` and a
-    copy of the SentencePiece ``vocab_file`` (as ``vocab.model``) to ``directory``.
+    copy of ``vocab_file`` to ``directory``: a SentencePiece model as ``vocab.model``, a
+    WordPiece vocabulary as ``vocab.txt`` (the kind read from the content; ``task.json``
+    records it as ``vocab_type``).
 
     Everything is written to a temporary sibling directory that then replaces
     ``directory``, so a crash never leaves a half-written model directory.
@@ -185,6 +196,12 @@ def save_model_dir(model: keras.Model, directory: str,
     config = config or getattr(model, "albert_config", None)
     if config is None:
         raise ValueError("save_model_dir needs the AlbertConfig (model.albert_config is unset).")
+    vocab_type = None
+    if vocab_file is not None:
+        if not os.path.exists(vocab_file):
+            raise FileNotFoundError(f"vocabulary file {vocab_file!r} does not exist.")
+        vocab_type = vocab_lib.vocabulary_kind(vocab_file)
+        task_info = _with_vocab_type(task_info, vocab_type, vocab_file)
     directory = os.path.abspath(directory)
     parent = os.path.dirname(directory)
     os.makedirs(parent, exist_ok=True)
@@ -194,10 +211,8 @@ def save_model_dir(model: keras.Model, directory: str,
         write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))
         if task_info is not None:
             task_info.to_json(os.path.join(tmp, TASK_FILE))
-        if vocab_file is not None:
-            if not os.path.exists(vocab_file):
-                raise FileNotFoundError(f"vocabulary file {vocab_file!r} does not exist.")
-            shutil.copyfile(vocab_file, os.path.join(tmp, VOCAB_FILE))
+        if vocab_type is not None:
+            shutil.copyfile(vocab_file, os.path.join(tmp, vocab_lib.file_name(vocab_type)))
         if os.path.exists(directory):
             old = directory + ".old"
             shutil.rmtree(old, ignore_errors=True)
@@ -210,6 +225,18 @@ def save_model_dir(model: keras.Model, directory: str,
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return directory
+
+
+def _with_vocab_type(task_info: TaskInfo | None, vocab_type: str,
+                     vocab_file: str) -> TaskInfo | None:
+    """``task_info`` recording ``vocab_type`` (an error when it already says another)."""
+    if task_info is None or task_info.vocab_type == vocab_type:
+        return task_info
+    if task_info.vocab_type is not None:
+        raise ValueError(f"task_info.vocab_type is {task_info.vocab_type!r} but {vocab_file} is a "
+                         f"{vocab_type} vocabulary; pass the vocabulary the model was trained "
+                         "with.")
+    return dataclasses.replace(task_info, vocab_type=vocab_type)
 
 
 def load_config_from_dir(directory: str) -> AlbertConfig:
@@ -225,16 +252,30 @@ def load_task_info(directory: str) -> TaskInfo:
     if not os.path.exists(path):
         raise CheckpointError(f"{directory!r} has no {TASK_FILE}: it is not a finetuned model "
                               "directory (write one with albert-tf-finetune).")
-    return TaskInfo.from_json(path)
+    info = TaskInfo.from_json(path)
+    if info.vocab_type is None:      # written before vocab_type: the file name says it
+        try:
+            info = dataclasses.replace(info, vocab_type=vocab_lib.find_vocabulary(directory)[0])
+        except vocab_lib.VocabularyError:
+            pass                     # none or both: `vocab_path` says so where it matters
+    return info
+
+
+def recorded_casing(directory: str) -> bool | None:
+    """The ``do_lower_case`` a model directory records: ``task.json``'s (finetuned models),
+    else ``tokenizer_config.json``'s (converted models); ``None`` when it records none."""
+    if os.path.isfile(os.path.join(directory, TASK_FILE)):
+        return load_task_info(directory).do_lower_case
+    return vocab_lib.read_casing(directory)
 
 
 def vocab_path(directory: str) -> str:
-    """The SentencePiece model shipped in a model directory; a clear error when absent."""
-    path = os.path.join(directory, VOCAB_FILE)
-    if not os.path.exists(path):
-        raise CheckpointError(f"{directory!r} has no {VOCAB_FILE}; pass the SentencePiece model "
-                              "explicitly (--spm_model_file) or save the model with vocab_file=.")
-    return path
+    """The vocabulary shipped in a model directory, ``vocab.model`` (SentencePiece) or
+    ``vocab.txt`` (WordPiece); a one-line `CheckpointError` when it has neither or both."""
+    try:
+        return vocab_lib.find_vocabulary(directory)[1]
+    except vocab_lib.VocabularyError as e:
+        raise CheckpointError(str(e)) from e
 
 
 def load_encoder(directory: str, **build_kwargs) -> keras.Model:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -22,8 +24,10 @@ from albert_tf.backend import tf
 
 import albert_tf
 from albert_tf.bin.convert import run_conversion
+from albert_tf.checkpoints import recorded_casing
 from albert_tf.interop import ConversionError, convert_google
 from albert_tf.interop import converter as converter_module
+from albert_tf.text.vocabulary import find_vocabulary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -317,3 +321,94 @@ def test_console_command(release, tmp_path):
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert bad.returncode == 1
     assert "no config.json" in bad.stderr and not (tmp_path / "bad").exists()
+
+
+# ---------------------------------------------------------- vocabularies beside a release
+BERT_CONFIG = {   # an original bert_config.json (the multilingual releases add pooler_* keys)
+    "attention_probs_dropout_prob": 0.1, "directionality": "bidi", "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1, "hidden_size": 16, "initializer_range": 0.02,
+    "intermediate_size": 32, "max_position_embeddings": 24, "num_attention_heads": 2,
+    "num_hidden_layers": 2, "pooler_fc_size": 16, "pooler_num_attention_heads": 2,
+    "pooler_num_fc_layers": 3, "pooler_size_per_head": 8, "pooler_type": "first_token_transform",
+    "type_vocab_size": 2, "vocab_size": 30}
+CASED_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "The", "the", "Paris", "a", "##s",
+               ",", "."] + [f"w{i}" for i in range(18)]
+
+
+def bert_tf1_variables(model) -> dict[str, np.ndarray]:
+    """google-research/bert's TF1 names and layouts of a transformers BertForPreTraining."""
+    out = {}
+    for key, value in model.state_dict().items():
+        if key.startswith("cls.predictions.decoder"):        # tied to the word embeddings
+            continue
+        value = value.numpy()
+        name = re.sub(r"layer\.(\d+)\.", r"layer_\1.", key)
+        if name == "cls.predictions.bias":
+            name = "cls.predictions.output_bias"
+        elif name.startswith("cls.seq_relationship."):       # [2, H] in both
+            name = name.replace("weight", "output_weights").replace("bias", "output_bias")
+        elif name.endswith("_embeddings.weight"):
+            name = name[:-len(".weight")]
+        elif ".LayerNorm." in name:
+            name = name.replace(".weight", ".gamma").replace(".bias", ".beta")
+        elif name.endswith(".weight"):                       # nn.Linear [out, in] -> [in, out]
+            name, value = name[:-len("weight")] + "kernel", value.T
+        out[name.replace(".", "/")] = np.ascontiguousarray(value)
+    return out
+
+
+def test_bert_release_converts_with_its_cased_vocab_txt(tmp_path, capsys):
+    """An original BERT release (bert_model.ckpt, bert_config.json, vocab.txt) converts; the
+    vocabulary comes along with its casing, and the outputs are the Hugging Face model's."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    hf_config = {k: v for k, v in BERT_CONFIG.items()
+                 if k != "directionality" and not k.startswith("pooler_")}
+    hf = transformers.BertForPreTraining(transformers.BertConfig(
+        **dict(hf_config, hidden_act="gelu_new", hidden_dropout_prob=0.0,
+               attention_probs_dropout_prob=0.0))).eval()      # Google's "gelu" is the tanh one
+    release = tmp_path / "cased_L-2_H-16_A-2"
+    release.mkdir()
+    write_tf1_checkpoint(bert_tf1_variables(hf), str(release / "bert_model.ckpt"),
+                         optimizer_slots=False)
+    (release / "bert_config.json").write_text(json.dumps(BERT_CONFIG))
+    (release / "vocab.txt").write_text("\n".join(CASED_VOCAB) + "\n", encoding="utf-8")
+    out = tmp_path / "bert_out"
+    assert run_conversion("google", "albert_tf", str(release), str(out)) == 0
+    printed = capsys.readouterr().out
+    assert "[google_bert name map]" in printed and "0 unknown" in printed
+    assert "unused key(s) ['directionality', 'pooler_fc_size'" in printed
+    assert (out / "vocab.txt").read_bytes() == (release / "vocab.txt").read_bytes()
+    assert "do_lower_case=False (the vocabulary has upper-case tokens)" in printed
+    assert recorded_casing(str(out)) is False
+    config = albert_tf.AlbertConfig.from_json(str(out / "config.json"))
+    assert config.is_bert and config.hidden_act == "gelu"
+
+    ids, mask, types = _inputs()
+    ids = ids % BERT_CONFIG["vocab_size"]
+    ours = albert_tf.load_pretrainer(str(out))(
+        {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types})
+    with torch.no_grad():
+        theirs = hf(input_ids=torch.tensor(ids).long(), attention_mask=torch.tensor(mask).long(),
+                    token_type_ids=torch.tensor(types).long())
+    np.testing.assert_allclose(ours["mlm_logits"].numpy(), theirs.prediction_logits.numpy(),
+                               atol=1e-5)
+    np.testing.assert_allclose(ours["sop_logits"].numpy(),
+                               theirs.seq_relationship_logits.numpy(), atol=1e-5)
+
+
+def test_chinese_albert_release_brings_its_vocab_chinese_txt(release, tmp_path):
+    """The Chinese ALBERT releases ship vocab_chinese.txt (WordPiece) beside the checkpoint."""
+    root, _ = release
+    zh = tmp_path / "albert_base_zh"
+    zh.mkdir()
+    for name in os.listdir(root):
+        if name.startswith("model.ckpt-best") or name == "albert_config.json":
+            shutil.copyfile(root / name, zh / name)
+    (zh / "vocab_chinese.txt").write_text("\n".join(
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "的", "是", "##们", "a", "##b"]) + "\n",
+        encoding="utf-8")
+    report = convert_google(str(zh), str(tmp_path / "zh_out"))
+    assert f"{zh / 'vocab_chinese.txt'} -> vocab.txt" in report.assets
+    assert find_vocabulary(str(tmp_path / "zh_out"))[0] == "wordpiece"
+    assert recorded_casing(str(tmp_path / "zh_out")) is True

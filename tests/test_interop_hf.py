@@ -231,3 +231,67 @@ def test_name_maps_cover_every_weight_once():
     bert = cfg.replace(embedding_size=16, sharing="none", num_hidden_groups=1, inner_group_num=1)
     bert_weights = {w.name.rsplit(":", 1)[0] for w in albert_tf.build_pretrainer(bert).weights}
     assert sorted(r.target for r in name_map.HF_BERT.expand(bert).values()) == sorted(bert_weights)
+
+
+# ------------------------------------------------------------------ vocabularies come along
+BERT_SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                  intermediate_size=32, max_position_embeddings=20)
+CASED_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "The", "the", "Paris", "is", "a",
+               "city", "##s", ",", "."] + [f"w{i}" for i in range(16)]
+
+
+def _hf_bert_dir(root, tokenizer_layout: str) -> str:
+    """A Hugging Face BERT directory with a cased WordPiece vocabulary, as the Hub has it
+    (``vocab.txt`` + ``tokenizer_config.json``) or as transformers >= 5 saves it
+    (``tokenizer.json`` + ``tokenizer_config.json``, no vocab.txt)."""
+    model = transformers.BertForPreTraining(transformers.BertConfig(
+        vocab_size=len(CASED_VOCAB), **BERT_SMALL))
+    randomize(model, 2)
+    model.save_pretrained(str(root))
+    (root / "vocab.txt").write_text("\n".join(CASED_VOCAB) + "\n", encoding="utf-8")
+    if tokenizer_layout == "hub":
+        (root / "tokenizer_config.json").write_text(json.dumps(
+            {"do_lower_case": False, "model_max_length": 512}))
+    else:
+        transformers.BertTokenizerFast.from_pretrained(str(root), do_lower_case=False) \
+            .save_pretrained(str(root))
+        os.remove(root / "vocab.txt")
+    return str(root)
+
+
+@pytest.mark.parametrize("layout", ["hub", "transformers_5"])
+def test_bert_vocab_txt_and_casing_come_along_both_ways(tmp_path, layout):
+    from albert_tf.checkpoints import recorded_casing
+    from albert_tf.text.vocabulary import find_vocabulary
+    source = _hf_bert_dir(tmp_path / "hf_bert", layout)
+    report = convert_hf(source, str(tmp_path / "ours"))
+    ours = tmp_path / "ours"
+    assert (ours / "vocab.txt").read_text(encoding="utf-8").splitlines() == CASED_VOCAB
+    assert find_vocabulary(str(ours))[0] == "wordpiece"
+    assert recorded_casing(str(ours)) is False
+    assert "do_lower_case=False (from the source's tokenizer_config.json) -> " \
+           "tokenizer_config.json" in report.notes
+    export_hf(str(ours), str(tmp_path / "back"))
+    back = transformers.BertTokenizerFast.from_pretrained(str(tmp_path / "back"))
+    original = transformers.BertTokenizerFast.from_pretrained(source)
+    text = "The city, Paris."
+    assert back(text)["input_ids"] == original(text)["input_ids"] == [2, 5, 10, 12, 7, 13, 3]
+
+
+def test_albert_spiece_model_and_casing_come_along(hf_model, tmp_path):
+    root, _ = hf_model
+    src = tmp_path / "hf_albert"
+    src.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        (src / name).write_bytes((root / name).read_bytes())
+    spm = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "official_configs", "vocab", "imdb_pydocs_8k.model")
+    with open(spm, "rb") as f:
+        (src / "spiece.model").write_bytes(f.read())
+    (src / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True,
+                                                           "keep_accents": False}))
+    report = convert_hf(str(src), str(tmp_path / "ours"))
+    assert f"{src / 'spiece.model'} -> vocab.model" in report.assets
+    assert (tmp_path / "ours" / "vocab.model").read_bytes() == (src / "spiece.model").read_bytes()
+    assert json.loads((tmp_path / "ours" / "tokenizer_config.json").read_text()) == {
+        "do_lower_case": True}

@@ -1,11 +1,18 @@
 """albert-tf-convert: weights from Google / Hugging Face / keras-hub into an albert-tf model
-directory, and albert-tf model directories back to Hugging Face.
+directory, and albert-tf model directories back to Hugging Face or to a keras-hub preset.
 
     albert-tf-convert --from=google --input=albert_base/ --output_dir=out/albert_base
-        # model.ckpt-best + albert_config.json (+ 30k-clean.model), or a TF-Hub TF1 module
+        # model.ckpt-best + albert_config.json (+ 30k-clean.model), or a TF-Hub TF1 module;
+        # a BERT release: bert_model.ckpt + bert_config.json (+ vocab.txt)
     albert-tf-convert --from=hf --input=hf/albert-base-v2 --output_dir=out/albert_base
+        # the vocabulary comes along: spiece.model -> vocab.model, vocab.txt (BERT), and
+        # tokenizer_config.json's do_lower_case
     albert-tf-convert --from=keras_hub --input=preset_dir --output_dir=out/kh
     albert-tf-convert --to=hf --input=out/albert_base --output_dir=hf_out
+    albert-tf-convert --to=keras_hub --input=out/albert_base --output_dir=kh_preset
+        # AlbertBackbone (or BertBackbone: E == H, nothing shared) + AlbertTokenizer
+        # (vocab.model) or BertTokenizer (vocab.txt); round trip back to ours:
+    albert-tf-convert --from=keras_hub --input=kh_preset --output_dir=out/again
 
 Prints the mapping report: every source tensor mapped, skipped (and why) or unknown,
 and every weight the source lacked. Exits 1 with a one-line reason on bad input; the
@@ -27,36 +34,45 @@ def define_flags() -> None:
     """Defines the flags. Called by `run`, not at import: every binary shares absl's
     one flag registry, and several define the same names."""
     flags.DEFINE_enum("from", None, ["google", "hf", "keras_hub"],
-                      "Source format (required unless --to=hf).")
-    flags.DEFINE_enum("to", "albert_tf", ["albert_tf", "hf"],
-                      "Target: an albert-tf model directory, or a Hugging Face directory "
-                      "(then --input is an albert-tf model directory).")
+                      "Source format (required unless --to=hf or --to=keras_hub).")
+    flags.DEFINE_enum("to", "albert_tf", ["albert_tf", "hf", "keras_hub"],
+                      "Target: an albert-tf model directory, a Hugging Face directory or a "
+                      "keras-hub preset directory (for these two --input is an albert-tf model "
+                      "directory).")
     flags.DEFINE_string("input", None, "Checkpoint prefix or directory, HF directory, keras-hub "
-                        "preset directory, or (with --to=hf) an albert-tf model directory.")
+                        "preset directory, or (with --to=hf/keras_hub) an albert-tf model "
+                        "directory.")
     flags.DEFINE_string("output_dir", None, "Directory to write (atomically).")
-    flags.DEFINE_string("config", None, "--from=google only: albert_config.json, when it is not "
-                        "beside the checkpoint.")
+    flags.DEFINE_string("config", None, "--from=google only: albert_config.json (or "
+                        "bert_config.json), when it is not beside the checkpoint.")
     flags.DEFINE_bool("allow_unmapped", False, "Skip source tensors that are in no row of the "
                       "name map instead of failing.")
     flags.DEFINE_bool("overwrite", False, "Replace a non-empty --output_dir.")
+    flags.DEFINE_bool("do_lower_case", None, "--to=keras_hub only: whether the tokenizer "
+                      "lower-cases (default: task.json's, else a vocab.txt's casing, else true).")
 
 
 def run_conversion(source_format: str | None, target: str, input_path: str | None,
                    output_dir: str | None, config_path: str | None = None,
-                   allow_unmapped: bool = False, overwrite: bool = False) -> int:
+                   allow_unmapped: bool = False, overwrite: bool = False,
+                   do_lower_case: bool | None = None) -> int:
     """Runs one conversion, prints the report; returns the exit status."""
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
-    from albert_tf.interop import ConversionError, convert, export_hf
+    from albert_tf.interop import ConversionError, convert, export_hf, export_keras_hub
     if not input_path or not output_dir:
         print("albert-tf-convert: error: --input and --output_dir are required.", file=sys.stderr)
         return 2
     try:
-        if target == "hf":
+        if target in ("hf", "keras_hub"):
             if source_format not in (None, "albert_tf"):
-                raise ConversionError("--to=hf reads an albert-tf model directory; drop --from "
-                                      "(convert other formats to albert-tf first).")
-            report = export_hf(input_path, output_dir, overwrite=overwrite)
+                raise ConversionError(f"--to={target} reads an albert-tf model directory; drop "
+                                      "--from (convert other formats to albert-tf first).")
+            if target == "hf":
+                report = export_hf(input_path, output_dir, overwrite=overwrite)
+            else:
+                report = export_keras_hub(input_path, output_dir, overwrite=overwrite,
+                                          do_lower_case=do_lower_case)
         else:
             if source_format is None:
                 raise ConversionError("--from is required: google, hf or keras_hub.")
@@ -78,7 +94,8 @@ def main(argv: list[str]) -> int:
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments {argv[1:]}")
     return run_conversion(FLAGS["from"].value, FLAGS.to, FLAGS.input, FLAGS.output_dir,
-                          FLAGS.config, FLAGS.allow_unmapped, FLAGS.overwrite)
+                          FLAGS.config, FLAGS.allow_unmapped, FLAGS.overwrite,
+                          FLAGS.do_lower_case)
 
 
 def run() -> None:

@@ -1,9 +1,10 @@
 """What every export needs: the model directory read once, task outputs, atomic output.
 
 `load_source` reads a model directory (``config.json``, weights, ``task.json``,
-``vocab.model``) into an `ExportSource`; a directory without a vocabulary fails here, before
-anything is written. `task_outputs` turns the raw outputs of a task model into what users of
-the exported artifact get (the head's outputs: `albert_tf.task_heads`).
+``vocab.model`` or ``vocab.txt``) into an `ExportSource`; a directory without a vocabulary,
+or with one that does not fit the embedding matrix, fails here, before anything is written.
+`task_outputs` turns the raw outputs of a task model into what users of the exported
+artifact get (the head's outputs: `albert_tf.task_heads`).
 `atomic_directory` writes into a temporary sibling and moves it into place at the end.
 """
 
@@ -18,9 +19,10 @@ from typing import Iterator
 
 from albert_tf import task_heads as heads_lib
 from albert_tf.backend import keras, tf
-from albert_tf.checkpoints import (TASK_FILE, VOCAB_FILE, CheckpointError, TaskInfo,
+from albert_tf.checkpoints import (TASK_FILE, CheckpointError, TaskInfo,
                                    load_config_from_dir, load_task_model, restore_weights)
 from albert_tf.config import AlbertConfig
+from albert_tf.text import vocabulary as vocab_lib
 
 # Longest answer (in tokens) considered when decoding spans in-graph.
 MAX_ANSWER_LENGTH = heads_lib.MAX_ANSWER_LENGTH
@@ -42,7 +44,7 @@ class ExportSource:
       model: the Keras model (task model, pretrainer, or encoder) with its weights.
       encoder: a Keras model over the *same* layers with outputs ``sequence_output`` and
         ``pooled_output`` (no pooler in span models; no weight is duplicated).
-      vocab_file: the SentencePiece model the ids come from.
+      vocab_file: the vocabulary the ids come from (``vocab.model`` or ``vocab.txt``).
       has_mlm: whether ``model`` is a pretrainer with ``mlm_logits``/``sop_logits``.
       export_head: a head of `albert_tf.task_heads.EXPORT_HEADS` the export puts on the
         encoder instead of the model's own (``--head=embedding``).
@@ -74,21 +76,26 @@ class ExportSource:
 
 
 def find_vocab(model_dir: str, vocab_file: str | None = None) -> str:
-    """The vocabulary to tokenize with: ``vocab_file`` or ``<model_dir>/vocab.model``."""
-    path = vocab_file or os.path.join(model_dir, VOCAB_FILE)
-    if not os.path.isfile(path):
-        where = f"--vocab_file={vocab_file}" if vocab_file else f"{model_dir}/{VOCAB_FILE}"
-        raise ExportError(
-            f"no SentencePiece vocabulary at {where}: an exported model tokenizes raw text "
-            f"and ships its vocabulary, so the model directory must hold {VOCAB_FILE} "
-            "(save it with albert_tf.save_model_dir(..., vocab_file=...)) or pass "
-            "--vocab_file=PATH to the .model file the model was trained with.")
+    """The vocabulary to tokenize with: ``vocab_file``, or the model directory's
+    ``vocab.model`` (SentencePiece) or ``vocab.txt`` (WordPiece)."""
+    if vocab_file and not os.path.isfile(vocab_file):
+        raise ExportError(f"no vocabulary at --vocab_file={vocab_file}: pass the vocab.model or "
+                          "vocab.txt file the model was trained with.")
     try:
-        from albert_tf.text.tokenizer import AlbertTokenizer
-        AlbertTokenizer(path)
-    except Exception as e:  # noqa: BLE001  (any parse error is a bad vocabulary)
-        raise ExportError(f"{path} is not a usable SentencePiece vocabulary: {e}") from e
+        path = vocab_file or vocab_lib.find_vocabulary(model_dir)[1]
+    except vocab_lib.VocabularyError as e:
+        raise ExportError(f"{e} An exported model tokenizes raw text and ships its vocabulary "
+                          "(or pass --vocab_file=PATH).") from e
+    _vocab_size(path)
     return path
+
+
+def _vocab_size(path: str) -> int:
+    """The number of ids of the vocabulary at ``path`` (an `ExportError` when unusable)."""
+    try:
+        return vocab_lib.load_tokenizer(path).vocab_size
+    except Exception as e:  # noqa: BLE001  (any parse error is a bad vocabulary)
+        raise ExportError(f"{path} is not a usable vocabulary: {e}") from e
 
 
 def _encoder_view(model: keras.Model) -> keras.Model:
@@ -111,6 +118,7 @@ def load_source(model_dir: str, vocab_file: str | None = None) -> ExportSource:
     vocab = find_vocab(model_dir, vocab_file)
     try:
         config = load_config_from_dir(model_dir)
+        vocab_lib.check_vocab_size(_vocab_size(vocab), config.vocab_size, vocab)
         has_mlm = False
         if os.path.exists(os.path.join(model_dir, TASK_FILE)):
             model, task_info = load_task_model(model_dir)

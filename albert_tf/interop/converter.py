@@ -11,7 +11,10 @@ Output (``albert-tf-convert --output_dir=DIR``)::
     DIR/config.json              AlbertConfig (read by AlbertConfig.from_json)
     DIR/weights.index, .data-*   name-keyed TF checkpoint (albert_tf.checkpoints)
     DIR/conversion_report.txt    the mapping report
-    DIR/vocab.model              the SentencePiece model found beside the source, if any
+    DIR/vocab.model | vocab.txt  the vocabulary found beside the source, if any: a
+                                 SentencePiece model or a WordPiece vocab.txt
+    DIR/tokenizer_config.json    its casing (``do_lower_case``), when the source says it
+                                 (`albert_tf.text.vocabulary`)
 
 ``albert_tf.load_pretrainer(DIR)`` / ``albert_tf.load_encoder(DIR)`` read it.
 """
@@ -27,14 +30,15 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from albert_tf.checkpoints import (CONFIG_FILE, VOCAB_FILE, WEIGHTS_PREFIX,
-                                   load_config_from_dir, named_weights, restore_weights,
+from albert_tf.checkpoints import (CONFIG_FILE, WEIGHTS_PREFIX, load_config_from_dir,
+                                   named_weights, recorded_casing, restore_weights,
                                    write_weights)
 from albert_tf.config import AlbertConfig, activation_to_hf
 from albert_tf.interop import name_map
 from albert_tf.interop.name_map import HEAD_PREFIXES, NameTable
 from albert_tf.interop.readers import TensorSource, read_google, read_hf
 from albert_tf.interop.conversion_report import ConversionError, MappingReport
+from albert_tf.text import vocabulary as vocab_lib
 
 REPORT_FILE = "conversion_report.txt"
 SOURCE_FORMATS = ("google", "hf", "keras_hub")
@@ -242,13 +246,47 @@ def write_model_dir(model, config: AlbertConfig, output_dir: str, report: Mappin
     with staged_dir(directory) as tmp:
         config.to_json(os.path.join(tmp, CONFIG_FILE))
         write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))
-        for asset in assets[:1]:                  # the SentencePiece model
-            shutil.copyfile(asset, os.path.join(tmp, VOCAB_FILE))
-            report.assets.append(f"{asset} -> {VOCAB_FILE}")
+        for asset in assets[:1]:                  # the vocabulary
+            _copy_vocabulary(asset, tmp, report)
         restore_weights(model, tmp, required=("embeddings/", "mlm/", "sop/"))   # readable?
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(str(report) + "\n")
     return directory
+
+
+def _source_casing(source_dir: str, vocab: str, kind: str) -> tuple[bool | None, str]:
+    """``(do_lower_case, why)`` of a source's vocabulary (copied to ``vocab``): the source's
+    ``tokenizer_config.json`` (Hugging Face), else for WordPiece whether it has upper-case
+    tokens."""
+    recorded = vocab_lib.read_casing(source_dir)
+    if recorded is not None:
+        return recorded, f"from the source's {vocab_lib.CASING_FILE}"
+    if kind == vocab_lib.WORDPIECE:
+        uncased = vocab_lib.wordpiece_is_uncased(vocab)
+        return uncased, ("no upper-case token in the vocabulary" if uncased
+                         else "the vocabulary has upper-case tokens")
+    return None, ""
+
+
+def _copy_vocabulary(asset: str, directory: str, report: MappingReport) -> None:
+    """Copies a source's vocabulary into ``directory`` under its model-directory name
+    (``vocab.model`` / ``vocab.txt``; a WordPiece ``tokenizer.json`` is written as the
+    ``vocab.txt`` it holds) and records its casing when the source tells it."""
+    from_json = os.path.basename(asset) == vocab_lib.HF_TOKENIZER_FILE
+    kind = vocab_lib.WORDPIECE if from_json else vocab_lib.kind_from_name(asset)
+    target = os.path.join(directory, vocab_lib.file_name(kind))
+    try:
+        if from_json:                      # transformers >= 5 saves no vocab.txt
+            vocab_lib.write_vocab_txt(vocab_lib.tokenizer_json_wordpiece(asset), target)
+        else:
+            shutil.copyfile(asset, target)
+        casing, why = _source_casing(os.path.dirname(os.path.abspath(asset)), target, kind)
+    except vocab_lib.VocabularyError as e:
+        raise ConversionError(str(e), report) from e
+    report.assets.append(f"{asset} -> {os.path.basename(target)}")
+    if casing is not None:
+        vocab_lib.write_casing(directory, casing)
+        report.notes.append(f"do_lower_case={casing} ({why}) -> {vocab_lib.CASING_FILE}")
 
 
 # ----------------------------------------------------------------------- entry points
@@ -258,7 +296,7 @@ def load_source(source_format: str, source: Any, config_path: str | None = None,
     if source_format == "google":
         notes: list[str] = []
         config, tensors, assets = read_google(os.fspath(source), config_path, notes)
-        table = name_map.GOOGLE
+        table = name_map.GOOGLE_BERT if config.sharing == "none" else name_map.GOOGLE
     elif source_format == "hf":
         notes = []
         if config_path is not None:
@@ -273,13 +311,16 @@ def load_source(source_format: str, source: Any, config_path: str | None = None,
                          "(cls.seq_relationship) loads into the sop/ head")
     elif source_format == "keras_hub":
         from albert_tf.interop.keras_hub import read_keras_hub
-        notes = ["keras-hub AlbertBackbone: tanh GELU ('gelu'), LayerNorm epsilon 1e-12"]
         config, tensors, assets = read_keras_hub(source)
-        table = name_map.KERAS_HUB
+        bert = config.sharing == "none"                  # a BertBackbone
+        family = "BertBackbone" if bert else "AlbertBackbone"
+        notes = [f"keras-hub {family}: tanh GELU ('gelu'), LayerNorm epsilon 1e-12"]
+        table = name_map.KERAS_HUB_BERT if bert else name_map.KERAS_HUB
         if config.num_hidden_layers % config.num_hidden_groups:
             raise ConversionError(f"{tensors.description}: num_layers must be divisible by "
                                   "num_groups in keras-hub.")
-        check_group_layout(config, keras_hub_group, "keras-hub AlbertBackbone")
+        if not bert:
+            check_group_layout(config, keras_hub_group, "keras-hub AlbertBackbone")
     else:
         raise ConversionError(f"unknown source format {source_format!r}; use one of "
                               f"{list(SOURCE_FORMATS)}.")
@@ -354,6 +395,25 @@ def hf_bert_config_dict(config: AlbertConfig, architecture: str) -> dict[str, An
     return values
 
 
+# Hugging Face's file names for our vocabularies (AlbertTokenizer reads spiece.model,
+# BertTokenizer vocab.txt).
+HF_VOCAB_FILES = {vocab_lib.SENTENCEPIECE: "spiece.model", vocab_lib.WORDPIECE: "vocab.txt"}
+
+
+def _export_vocabulary(model_dir: str, directory: str, report: MappingReport) -> None:
+    """Copies a model directory's vocabulary under Hugging Face's name and its casing as
+    ``tokenizer_config.json`` (whose ``do_lower_case`` Hugging Face tokenizers read)."""
+    for kind, name in vocab_lib.FILE_NAMES.items():
+        path = os.path.join(model_dir, name)
+        if os.path.isfile(path):
+            shutil.copyfile(path, os.path.join(directory, HF_VOCAB_FILES[kind]))
+            report.assets.append(f"{path} -> {HF_VOCAB_FILES[kind]}")
+    casing = recorded_casing(model_dir)
+    if casing is not None:
+        vocab_lib.write_casing(directory, casing)
+        report.assets.append(f"do_lower_case={casing} -> {vocab_lib.CASING_FILE}")
+
+
 def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> MappingReport:
     """albert-tf model directory -> Hugging Face directory (config.json + model.safetensors).
 
@@ -408,9 +468,7 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
             report.missing.append((rule.target, f"not in {model_dir}; exported as AlbertModel"))
             continue
         if rule.target not in variables:          # E == H: no projection in our model
-            h = config.hidden_size
-            value = np.eye(h, dtype=np.float32) if rule.target.endswith("kernel") else \
-                np.zeros(h, np.float32)
+            value = name_map.identity_projection(rule.target, config.hidden_size)
             tensors[key] = name_map.invert(rule.transform, value)
             report.notes.append(f"{key}: identity written (embedding_size == hidden_size)")
             continue
@@ -425,10 +483,26 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
             json.dump(hf_config, f, indent=2, sort_keys=True)
             f.write("\n")
         save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
-        spm = os.path.join(model_dir, VOCAB_FILE)
-        if os.path.isfile(spm):                         # AlbertTokenizer reads spiece.model
-            shutil.copyfile(spm, os.path.join(tmp, "spiece.model"))
-            report.assets.append(f"{spm} -> spiece.model")
+        _export_vocabulary(model_dir, tmp, report)
+        with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
+            f.write(str(report) + "\n")
+    return report
+
+
+# ---------------------------------------------------------------------- keras-hub export
+def export_keras_hub(model_dir: str, output_dir: str, overwrite: bool = False,
+                     do_lower_case: bool | None = None) -> MappingReport:
+    """albert-tf model directory -> keras-hub preset directory, written atomically.
+
+    ``keras_hub.models.AlbertBackbone.from_preset(output_dir)`` (or ``BertBackbone``, by
+    architecture: `albert_tf.interop.keras_hub.hub_layout`) and the matching tokenizer's
+    ``from_preset`` load it; see `albert_tf.interop.keras_hub.build_preset`.
+    """
+    from albert_tf.interop.keras_hub import build_preset, save_preset
+    directory = check_output_dir(output_dir, overwrite)
+    backbone, tokenizer, report = build_preset(model_dir, do_lower_case)
+    with staged_dir(directory) as tmp:
+        save_preset(backbone, tokenizer, tmp)
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(str(report) + "\n")
     return report

@@ -154,22 +154,42 @@ def invert(transform: str, array: np.ndarray, shape: Sequence[int] | None = None
     return np.ascontiguousarray(array.reshape(tuple(shape)))
 
 
+def identity_projection(name: str, hidden: int) -> np.ndarray:
+    """Our absent E == H embedding projection for formats that always have one: kernel
+    ``[H, H]`` identity, bias ``[H]`` zeros (exact in float32)."""
+    if name.endswith("kernel"):
+        return np.eye(hidden, dtype=np.float32)
+    return np.zeros(hidden, np.float32)
+
+
 # ------------------------------------------------------------------------------------
 # Google's original TF1 checkpoints (google-research/albert, TF-Hub TF1 modules with the
 # "module/" prefix stripped by the reader). Dense kernels are [in, out] like ours.
 _G = "bert/encoder/transformer/group_{g}/inner_group_{k}/"
 _A = "group_{g}_inner_{k}_attention/"
 _F = "group_{g}_inner_{k}_ffn/"
+_GOOGLE_EMBEDDINGS = (
+    Rule("bert/embeddings/word_embeddings", "embeddings/word_embeddings/embeddings"),
+    Rule("bert/embeddings/position_embeddings", "embeddings/position_embeddings"),
+    Rule("bert/embeddings/token_type_embeddings", "embeddings/token_type_embeddings/embeddings"),
+    Rule("bert/embeddings/LayerNorm/gamma", "embeddings/layer_norm/gamma"),
+    Rule("bert/embeddings/LayerNorm/beta", "embeddings/layer_norm/beta"),
+)
+_GOOGLE_HEADS = (      # pooler, MLM (decoder tied to the word embeddings) and SOP/NSP
+    Rule("bert/pooler/dense/kernel", "pooler/dense/kernel"),
+    Rule("bert/pooler/dense/bias", "pooler/dense/bias"),
+    Rule("cls/predictions/transform/dense/kernel", "mlm/dense/kernel"),
+    Rule("cls/predictions/transform/dense/bias", "mlm/dense/bias"),
+    Rule("cls/predictions/transform/LayerNorm/gamma", "mlm/layer_norm/gamma"),
+    Rule("cls/predictions/transform/LayerNorm/beta", "mlm/layer_norm/beta"),
+    Rule("cls/predictions/output_bias", "mlm/output_bias"),
+    Rule("cls/seq_relationship/output_weights", "sop/kernel", TRANSPOSE),
+    Rule("cls/seq_relationship/output_bias", "sop/bias"),
+)
 GOOGLE = NameTable(
     name="google",
     layout="groups",
-    rules=(
-        Rule("bert/embeddings/word_embeddings", "embeddings/word_embeddings/embeddings"),
-        Rule("bert/embeddings/position_embeddings", "embeddings/position_embeddings"),
-        Rule("bert/embeddings/token_type_embeddings",
-             "embeddings/token_type_embeddings/embeddings"),
-        Rule("bert/embeddings/LayerNorm/gamma", "embeddings/layer_norm/gamma"),
-        Rule("bert/embeddings/LayerNorm/beta", "embeddings/layer_norm/beta"),
+    rules=_GOOGLE_EMBEDDINGS + (
         Rule("bert/encoder/embedding_hidden_mapping_in/kernel", "embedding_projection/kernel"),
         Rule("bert/encoder/embedding_hidden_mapping_in/bias", "embedding_projection/bias"),
         Rule(_G + "attention_1/self/query/kernel", _A + "query/kernel"),
@@ -188,16 +208,7 @@ GOOGLE = NameTable(
         Rule(_G + "ffn_1/intermediate/output/dense/bias", _F + "output_dense/bias"),
         Rule(_G + "LayerNorm_1/gamma", _F + "layer_norm/gamma"),
         Rule(_G + "LayerNorm_1/beta", _F + "layer_norm/beta"),
-        Rule("bert/pooler/dense/kernel", "pooler/dense/kernel"),
-        Rule("bert/pooler/dense/bias", "pooler/dense/bias"),
-        Rule("cls/predictions/transform/dense/kernel", "mlm/dense/kernel"),
-        Rule("cls/predictions/transform/dense/bias", "mlm/dense/bias"),
-        Rule("cls/predictions/transform/LayerNorm/gamma", "mlm/layer_norm/gamma"),
-        Rule("cls/predictions/transform/LayerNorm/beta", "mlm/layer_norm/beta"),
-        Rule("cls/predictions/output_bias", "mlm/output_bias"),
-        Rule("cls/seq_relationship/output_weights", "sop/kernel", TRANSPOSE),
-        Rule("cls/seq_relationship/output_bias", "sop/bias"),
-    ),
+    ) + _GOOGLE_HEADS,
     skips=(
         (r".+/adam_m", "optimizer slot (Adam/LAMB first moment)"),
         (r".+/adam_v", "optimizer slot (Adam/LAMB second moment)"),
@@ -314,50 +325,92 @@ HF_BERT = NameTable(
     ),
 )
 
-# keras-hub AlbertBackbone (Keras 3 weight paths). MultiHeadAttention keeps per-head
-# kernels [H, N, D] / [N, D, H] and biases [N, D]; ours are [H, H] and [H].
-_KG = "group_{g}_inner_layer_{k}/"
+# Google's original BERT TF1 checkpoints (google-research/bert: bert_model.ckpt beside
+# bert_config.json and vocab.txt): our BERT layout, as HF_BERT; kernels are [in, out].
+_GB = "bert/encoder/layer_{i}/"
+GOOGLE_BERT = NameTable(
+    name="google_bert",
+    layout="layers",
+    rules=_GOOGLE_EMBEDDINGS + (
+        Rule(_GB + "attention/self/query/kernel", _LA + "query/kernel"),
+        Rule(_GB + "attention/self/query/bias", _LA + "query/bias"),
+        Rule(_GB + "attention/self/key/kernel", _LA + "key/kernel"),
+        Rule(_GB + "attention/self/key/bias", _LA + "key/bias"),
+        Rule(_GB + "attention/self/value/kernel", _LA + "value/kernel"),
+        Rule(_GB + "attention/self/value/bias", _LA + "value/bias"),
+        Rule(_GB + "attention/output/dense/kernel", _LA + "output_dense/kernel"),
+        Rule(_GB + "attention/output/dense/bias", _LA + "output_dense/bias"),
+        Rule(_GB + "attention/output/LayerNorm/gamma", _LA + "layer_norm/gamma"),
+        Rule(_GB + "attention/output/LayerNorm/beta", _LA + "layer_norm/beta"),
+        Rule(_GB + "intermediate/dense/kernel", _LF + "intermediate/kernel"),
+        Rule(_GB + "intermediate/dense/bias", _LF + "intermediate/bias"),
+        Rule(_GB + "output/dense/kernel", _LF + "output_dense/kernel"),
+        Rule(_GB + "output/dense/bias", _LF + "output_dense/bias"),
+        Rule(_GB + "output/LayerNorm/gamma", _LF + "layer_norm/gamma"),
+        Rule(_GB + "output/LayerNorm/beta", _LF + "layer_norm/beta"),
+    ) + _GOOGLE_HEADS,
+    skips=GOOGLE.skips,
+)
+
+# keras-hub AlbertBackbone / BertBackbone (Keras 3 weight paths). MultiHeadAttention keeps
+# per-head kernels [H, N, D] / [N, D, H] and biases [N, D]; ours are [H, H] and [H]. Both
+# backbones name a TransformerEncoder's weights alike: only the layer prefix differs.
+def _keras_hub_layer(layer: str, attention: str, ffn: str) -> tuple[Rule, ...]:
+    """The rows of one keras-hub ``TransformerEncoder`` named ``layer`` (a template)."""
+    mha = layer + "self_attention_layer/"
+    return (
+        Rule(mha + "query/kernel", attention + "query/kernel", RESHAPE, ("H", "N", "D")),
+        Rule(mha + "query/bias", attention + "query/bias", RESHAPE, ("N", "D")),
+        Rule(mha + "key/kernel", attention + "key/kernel", RESHAPE, ("H", "N", "D")),
+        Rule(mha + "key/bias", attention + "key/bias", RESHAPE, ("N", "D")),
+        Rule(mha + "value/kernel", attention + "value/kernel", RESHAPE, ("H", "N", "D")),
+        Rule(mha + "value/bias", attention + "value/bias", RESHAPE, ("N", "D")),
+        Rule(mha + "attention_output/kernel", attention + "output_dense/kernel", RESHAPE,
+             ("N", "D", "H")),
+        Rule(mha + "attention_output/bias", attention + "output_dense/bias"),
+        Rule(layer + "self_attention_layer_norm/gamma", attention + "layer_norm/gamma"),
+        Rule(layer + "self_attention_layer_norm/beta", attention + "layer_norm/beta"),
+        Rule(layer + "feedforward_intermediate_dense/kernel", ffn + "intermediate/kernel"),
+        Rule(layer + "feedforward_intermediate_dense/bias", ffn + "intermediate/bias"),
+        Rule(layer + "feedforward_output_dense/kernel", ffn + "output_dense/kernel"),
+        Rule(layer + "feedforward_output_dense/bias", ffn + "output_dense/bias"),
+        Rule(layer + "feedforward_layer_norm/gamma", ffn + "layer_norm/gamma"),
+        Rule(layer + "feedforward_layer_norm/beta", ffn + "layer_norm/beta"),
+    )
+
+
+_KH_EMBEDDINGS = (
+    Rule("token_embedding/embeddings", "embeddings/word_embeddings/embeddings"),
+    Rule("position_embedding/embeddings", "embeddings/position_embeddings"),
+    Rule("segment_embedding/embeddings", "embeddings/token_type_embeddings/embeddings"),
+    Rule("embeddings_layer_norm/gamma", "embeddings/layer_norm/gamma"),
+    Rule("embeddings_layer_norm/beta", "embeddings/layer_norm/beta"),
+)
+_KH_POOLER = (
+    Rule("pooled_dense/kernel", "pooler/dense/kernel"),
+    Rule("pooled_dense/bias", "pooler/dense/bias"),
+)
+_KH_MLM_SKIP = (r"mlm_head/.*", "keras-hub MaskedLM head (LayerNorm epsilon 1e-5, not "
+                "ALBERT's 1e-12): not converted; the MLM head is freshly initialized")
 KERAS_HUB = NameTable(
     name="keras_hub",
     layout="groups",
-    rules=(
-        Rule("token_embedding/embeddings", "embeddings/word_embeddings/embeddings"),
-        Rule("position_embedding/embeddings", "embeddings/position_embeddings"),
-        Rule("segment_embedding/embeddings", "embeddings/token_type_embeddings/embeddings"),
-        Rule("embeddings_layer_norm/gamma", "embeddings/layer_norm/gamma"),
-        Rule("embeddings_layer_norm/beta", "embeddings/layer_norm/beta"),
+    rules=_KH_EMBEDDINGS + (
         Rule("embedding_projection/kernel", "embedding_projection/kernel"),
         Rule("embedding_projection/bias", "embedding_projection/bias"),
-        Rule(_KG + "self_attention_layer/query/kernel", _A + "query/kernel", RESHAPE,
-             ("H", "N", "D")),
-        Rule(_KG + "self_attention_layer/query/bias", _A + "query/bias", RESHAPE, ("N", "D")),
-        Rule(_KG + "self_attention_layer/key/kernel", _A + "key/kernel", RESHAPE,
-             ("H", "N", "D")),
-        Rule(_KG + "self_attention_layer/key/bias", _A + "key/bias", RESHAPE, ("N", "D")),
-        Rule(_KG + "self_attention_layer/value/kernel", _A + "value/kernel", RESHAPE,
-             ("H", "N", "D")),
-        Rule(_KG + "self_attention_layer/value/bias", _A + "value/bias", RESHAPE, ("N", "D")),
-        Rule(_KG + "self_attention_layer/attention_output/kernel", _A + "output_dense/kernel",
-             RESHAPE, ("N", "D", "H")),
-        Rule(_KG + "self_attention_layer/attention_output/bias", _A + "output_dense/bias"),
-        Rule(_KG + "self_attention_layer_norm/gamma", _A + "layer_norm/gamma"),
-        Rule(_KG + "self_attention_layer_norm/beta", _A + "layer_norm/beta"),
-        Rule(_KG + "feedforward_intermediate_dense/kernel", _F + "intermediate/kernel"),
-        Rule(_KG + "feedforward_intermediate_dense/bias", _F + "intermediate/bias"),
-        Rule(_KG + "feedforward_output_dense/kernel", _F + "output_dense/kernel"),
-        Rule(_KG + "feedforward_output_dense/bias", _F + "output_dense/bias"),
-        Rule(_KG + "feedforward_layer_norm/gamma", _F + "layer_norm/gamma"),
-        Rule(_KG + "feedforward_layer_norm/beta", _F + "layer_norm/beta"),
-        Rule("pooled_dense/kernel", "pooler/dense/kernel"),
-        Rule("pooled_dense/bias", "pooler/dense/bias"),
-    ),
-    skips=(
-        (r"mlm_head/.*", "keras-hub AlbertMaskedLM head (LayerNorm epsilon 1e-5, not ALBERT's "
-                        "1e-12): not converted; the MLM head is freshly initialized"),
-    ),
+    ) + _keras_hub_layer("group_{g}_inner_layer_{k}/", _A, _F) + _KH_POOLER,
+    skips=(_KH_MLM_SKIP,),
+)
+# keras-hub BertBackbone: our BERT layout (E == H, no projection, owners layer_{i}).
+KERAS_HUB_BERT = NameTable(
+    name="keras_hub_bert",
+    layout="layers",
+    rules=_KH_EMBEDDINGS + _keras_hub_layer("transformer_layer_{i}/", _LA, _LF) + _KH_POOLER,
+    skips=(_KH_MLM_SKIP,),
 )
 
-TABLES: Mapping[str, NameTable] = {t.name: t for t in (GOOGLE, HF_ALBERT, HF_BERT, KERAS_HUB)}
+TABLES: Mapping[str, NameTable] = {t.name: t for t in (GOOGLE, GOOGLE_BERT, HF_ALBERT, HF_BERT,
+                                                       KERAS_HUB, KERAS_HUB_BERT)}
 
 
 def table_for(config: AlbertConfig, table: NameTable) -> NameTable:

@@ -19,6 +19,7 @@ import numpy as np
 
 from albert_tf.config import AlbertConfig, ConfigError, activation_from_hf
 from albert_tf.interop.conversion_report import ConversionError
+from albert_tf.text import vocabulary as vocab_lib
 
 
 class TensorSource:
@@ -79,7 +80,23 @@ def as_float32(array: np.ndarray) -> np.ndarray:
 # value the standard architecture allows.
 GOOGLE_EXTRA_KEYS = {"net_structure_type": 0, "gap_size": 0, "num_memory_blocks": 0,
                      "down_scale_factor": 1, "layers_to_keep": []}
-GOOGLE_CONFIG_NAMES = ("albert_config.json", "config.json")
+GOOGLE_CONFIG_NAMES = ("albert_config.json", "bert_config.json", "config.json")
+# Keys of released bert_config.json files (multilingual, Chinese) that BERT's own code ignores.
+GOOGLE_BERT_EXTRA_KEYS = ("directionality", "pooler_fc_size", "pooler_num_attention_heads",
+                          "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type")
+# Keys only an ALBERT config has: a config without any of them is an original BERT's.
+_ALBERT_ONLY_KEYS = ("embedding_size", "num_hidden_groups", "inner_group_num", "sharing")
+
+
+def _bert_values(values: dict, path: str, notes: list[str] | None) -> dict:
+    """An original ``bert_config.json`` as our BERT config (E == H, sharing "none")."""
+    ignored = sorted(set(GOOGLE_BERT_EXTRA_KEYS) & set(values))
+    values = {k: v for k, v in values.items() if k not in GOOGLE_BERT_EXTRA_KEYS}
+    if notes is not None:
+        notes.append(f"{os.path.basename(path)}: a BERT config (no embedding_size): "
+                     "embedding_size == hidden_size, sharing='none'"
+                     + (f"; unused key(s) {ignored} ignored" if ignored else ""))
+    return dict(values, embedding_size=values.get("hidden_size"), sharing="none")
 
 
 def google_config(path: str, notes: list[str] | None = None) -> AlbertConfig:
@@ -97,6 +114,9 @@ def google_config(path: str, notes: list[str] | None = None) -> AlbertConfig:
             f"{values.get('model_type')!r}), not an original albert_config.json; "
             "convert that directory with --from=hf.")
     values = dict(values)
+    bert = not set(_ALBERT_ONLY_KEYS) & set(values)
+    if bert:
+        values = _bert_values(values, path, notes)
     for key, default in GOOGLE_EXTRA_KEYS.items():
         if key in values:
             value = values.pop(key)
@@ -106,7 +126,7 @@ def google_config(path: str, notes: list[str] | None = None) -> AlbertConfig:
                     f"albert-tf does not implement (only {key}={default!r}).")
             if notes is not None:
                 notes.append(f"config key {key}={value!r} ignored (standard architecture)")
-    if values.get("sharing", "all") != "all":
+    if not bert and values.get("sharing", "all") != "all":
         raise ConversionError(f"{path}: sharing={values['sharing']!r}, but original checkpoints "
                               "share every sublayer within a group (sharing='all').")
     try:
@@ -157,8 +177,8 @@ def read_google(path: str, config_path: str | None = None,
                 notes: list[str] | None = None) -> tuple[AlbertConfig, TensorSource, list[str]]:
     """A TF1 checkpoint in the original layout (``module/`` prefix allowed).
 
-    Returns the config, the tensors, and the SentencePiece model found beside it (a list
-    of at most one path).
+    Returns the config, the tensors, and the vocabulary found beside it (a list of at most
+    one path: an ALBERT release's SentencePiece model or a BERT release's vocab.txt).
     """
     from albert_tf.backend import tf
     prefix = find_google_checkpoint(path)
@@ -171,8 +191,8 @@ def read_google(path: str, config_path: str | None = None,
         search = [path, os.path.join(path, "assets")] + search
     config_path = config_path or _find_config(search)
     if config_path is None:
-        raise ConversionError(f"{path}: no albert_config.json beside the checkpoint (looked in "
-                              f"{sorted(set(search))}); pass --config=PATH.")
+        raise ConversionError(f"{path}: no albert_config.json (or bert_config.json) beside the "
+                              f"checkpoint (looked in {sorted(set(search))}); pass --config=PATH.")
     config = google_config(config_path, notes)
     try:
         reader = tf.train.load_checkpoint(prefix)
@@ -191,19 +211,27 @@ def read_google(path: str, config_path: str | None = None,
                 raise ConversionError(f"{prefix}: cannot read tensor {name!r} ({e}).") from e
             return as_float32(value) if dtype.is_floating else value
         source.add(name, shape, load, canonical)
-    return config, source, _find_spm(search, notes)
+    return config, source, _find_vocab(search, notes)
 
 
-def _find_spm(dirs: list[str], notes: list[str] | None) -> list[str]:
-    """The release's SentencePiece model (``30k-clean.model``), when there is exactly one."""
+# Vocabularies beside an original checkpoint, by preference: ALBERT's SentencePiece model,
+# then BERT's WordPiece vocab.txt (vocab_chinese.txt beside the Chinese ALBERTs).
+_RELEASE_VOCABS = (("SentencePiece model", "30k-clean.model", "*.model"),
+                   ("WordPiece vocabulary", "vocab.txt", "*vocab*.txt"))
+
+
+def _find_vocab(dirs: list[str], notes: list[str] | None) -> list[str]:
+    """The release's vocabulary (``30k-clean.model`` or the one ``*.model``, else
+    ``vocab.txt`` or the one ``*vocab*.txt``): a list of at most one path."""
     for d in dict.fromkeys(dirs):
-        if os.path.isfile(os.path.join(d, "30k-clean.model")):
-            return [os.path.join(d, "30k-clean.model")]
-        found = sorted(glob.glob(os.path.join(d, "*.model")))
-        if len(found) == 1:
-            return found
-        if len(found) > 1 and notes is not None:
-            notes.append(f"several SentencePiece models in {d} {found}: none copied")
+        for what, name, pattern in _RELEASE_VOCABS:
+            if os.path.isfile(os.path.join(d, name)):
+                return [os.path.join(d, name)]
+            found = sorted(glob.glob(os.path.join(d, pattern)))
+            if len(found) == 1:
+                return found
+            if len(found) > 1 and notes is not None:
+                notes.append(f"several {what}s in {d} {found}: none copied")
     return []
 
 
@@ -371,7 +399,8 @@ def read_hf(path: str, notes: list[str] | None = None
     """A Hugging Face model directory (or one weights file in it).
 
     Returns the config, the model type (``albert``/``bert``), the tensors and the
-    SentencePiece model (``spiece.model``) when the directory has one.
+    vocabulary (``spiece.model``, ``vocab.txt`` or a WordPiece ``tokenizer.json``) when the
+    directory has one.
     """
     directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     if not os.path.exists(path):
@@ -414,6 +443,22 @@ def read_hf(path: str, notes: list[str] | None = None
             raise ConversionError(f"{f}: unknown weights file type (expected .safetensors "
                                   "or .bin).")
     source.rename(_hf_canonical(source.names(), model_type))
-    assets = [os.path.join(directory, "spiece.model")] \
-        if os.path.isfile(os.path.join(directory, "spiece.model")) else []
-    return config, model_type, source, assets
+    return config, model_type, source, _hf_vocab(directory, model_type)
+
+
+def _hf_vocab(directory: str, model_type: str) -> list[str]:
+    """The directory's vocabulary: ``spiece.model`` (SentencePiece, ALBERT) or ``vocab.txt``
+    (WordPiece: BERT, the Chinese ALBERTs), the model type's own kind first when both; else
+    a ``tokenizer.json`` with a WordPiece model (transformers >= 5 saves only that)."""
+    names = ["spiece.model", "vocab.txt"]
+    if model_type == "bert":
+        names.reverse()
+    found = [p for p in (os.path.join(directory, n) for n in names) if os.path.isfile(p)]
+    tokenizer_json = os.path.join(directory, vocab_lib.HF_TOKENIZER_FILE)
+    if not found and os.path.isfile(tokenizer_json):
+        try:
+            if vocab_lib.tokenizer_json_wordpiece(tokenizer_json) is not None:
+                found = [tokenizer_json]
+        except vocab_lib.VocabularyError as e:
+            raise ConversionError(str(e)) from e
+    return found[:1]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import string
 
 from albert_tf.text.packing import pack_ids
 from albert_tf.text.preprocessing import (CLS_PIECE, MASK_PIECE, PAD_PIECE, SEP_PIECE,
@@ -40,6 +41,18 @@ def _load_processor(spm_model: str | bytes):
 
 def is_digit_comma_piece(piece: str) -> bool:
     return len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()
+
+
+_PUNCTUATION_PIECES = frozenset('!"#$%&"()*+,-./:;?@[\\]^_`{|}~') | {"\u20ac", "\u00a3"}
+_WORD_CHARS = frozenset(string.ascii_lowercase + string.digits)
+
+
+def is_word_start_piece(piece: str) -> bool:
+    """The original whole-word-masking rule (``pretraining_data.is_start_piece``): pieces
+    starting with '▁' or '<', punctuation pieces, and pieces with a character outside
+    [a-z0-9] start a word."""
+    return (piece.startswith(SPIECE_UNDERLINE) or piece.startswith("<")
+            or piece in _PUNCTUATION_PIECES or not all(c.lower() in _WORD_CHARS for c in piece))
 
 
 class AlbertTokenizer:
@@ -146,6 +159,11 @@ class AlbertTokenizer:
 
     def decode(self, ids: list[int]) -> str:
         return self.sp_model.decode([int(i) for i in ids])
+
+    @staticmethod
+    def is_word_start(token: str) -> bool:
+        """Whether piece ``token`` starts a word (whole-word masking): `is_word_start_piece`."""
+        return is_word_start_piece(token)
 
     def id_replacements(self) -> dict[int, list[int]]:
         """The digit-comma split as an id -> ids table over the whole vocabulary (every id

@@ -1,0 +1,109 @@
+"""albert-tf-train-vocab: trains a WordPiece (BERT) or SentencePiece (ALBERT) vocabulary.
+
+    DATA=../shared/data
+    albert-tf-train-vocab --type=wordpiece --vocab_size=30000 --output=out/vocab/wp30k \\
+        --input="$DATA/corpus/imdb-unsup.txt,$DATA/corpus/python-docs/**/*.txt"
+        # writes out/vocab/wp30k/vocab.txt
+    albert-tf-train-vocab --type=sentencepiece --input=... --output=out/vocab/spm30k
+        # writes out/vocab/spm30k/vocab.model (+ vocab.vocab)
+
+--output is a directory; the file gets the name a model directory gives it, so the
+directory can be passed wherever a vocabulary is. Ids: wordpiece [PAD]=0, [UNK]=1,
+[CLS]=2, [SEP]=3, [MASK]=4; sentencepiece <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4 (as
+the original 30k-clean model). `albert-tf-train-spm` is this binary with
+--type=sentencepiece and --model_prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Callable
+
+from absl import app, flags
+
+from albert_tf import cli
+
+FLAGS = flags.FLAGS
+TYPES = ("wordpiece", "sentencepiece")
+
+
+def define_flags(default_type: str | None = None) -> None:
+    """Defines the flags (called by `run`, not at import); ``default_type`` for aliases."""
+    flags.DEFINE_enum("type", default_type, list(TYPES), "Vocabulary kind: wordpiece (BERT, "
+                      "vocab.txt) or sentencepiece (ALBERT, vocab.model).")
+    flags.DEFINE_list("input", None, "Text files or globs (comma-separated; ** is recursive).")
+    flags.DEFINE_string("output", None, "Output directory: writes vocab.txt (wordpiece) or "
+                        "vocab.model + vocab.vocab (sentencepiece).")
+    flags.DEFINE_integer("vocab_size", 30000, "Vocabulary size.")
+    flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (wordpiece: and strip "
+                      "accents) before training.")
+    flags.DEFINE_integer("input_sentence_size", 10_000_000, "Max lines used for training "
+                         "(sentencepiece samples them, wordpiece reads the first ones).")
+    flags.DEFINE_integer("num_threads", None, "Trainer threads (default: all cores).")
+    flags.DEFINE_float("character_coverage", 0.99995, "sentencepiece: character coverage.")
+    flags.DEFINE_integer("limit_alphabet", 1000, "wordpiece: keep at most this many distinct "
+                         "characters (the most frequent).")
+    flags.DEFINE_integer("min_frequency", 2, "wordpiece: pieces seen fewer times are dropped.")
+
+
+def _flag(name: str):
+    """A flag's value, ``None`` for a flag this binary does not define."""
+    return FLAGS[name].value if name in FLAGS else None
+
+
+def _train_wordpiece(output: str) -> dict:
+    if _flag("model_prefix"):
+        raise app.UsageError("--model_prefix is for --type=sentencepiece; use --output=DIR")
+    if FLAGS.num_threads:                        # the tokenizers library's thread pool
+        os.environ["RAYON_NUM_THREADS"] = str(FLAGS.num_threads)
+    from albert_tf.text.vocabulary import WORDPIECE_FILE
+    from albert_tf.text.wordpiece_training import train_wordpiece
+    return train_wordpiece(
+        FLAGS.input, os.path.join(output, WORDPIECE_FILE), vocab_size=FLAGS.vocab_size,
+        do_lower_case=FLAGS.do_lower_case, limit_alphabet=FLAGS.limit_alphabet,
+        min_frequency=FLAGS.min_frequency, max_lines=FLAGS.input_sentence_size)
+
+
+def _train_sentencepiece(output: str | None) -> dict:
+    prefix = _flag("model_prefix")
+    if bool(prefix) == bool(output):
+        raise app.UsageError("give one of --output=DIR and --model_prefix=PREFIX")
+    from albert_tf.text.spm_training import train_sentencepiece
+    from albert_tf.text.vocabulary import SENTENCEPIECE_FILE
+    prefix = prefix or os.path.join(output, os.path.splitext(SENTENCEPIECE_FILE)[0])
+    return train_sentencepiece(
+        FLAGS.input, prefix, vocab_size=FLAGS.vocab_size, do_lower_case=FLAGS.do_lower_case,
+        input_sentence_size=FLAGS.input_sentence_size,
+        character_coverage=FLAGS.character_coverage, num_threads=FLAGS.num_threads)
+
+
+TRAINERS: dict[str, Callable[[str | None], dict]] = {
+    "wordpiece": _train_wordpiece, "sentencepiece": _train_sentencepiece}
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments {argv[1:]}")
+    missing = [f"--{name}" for name in ("type", "input") if FLAGS[name].value is None]
+    if FLAGS.output is None and not _flag("model_prefix"):
+        missing.append("--output")
+    if missing:
+        raise app.UsageError(f"required: {', '.join(missing)}")
+    from albert_tf.text.spm_training import VocabularyError
+    start = time.time()
+    try:
+        summary = TRAINERS[FLAGS.type](FLAGS.output)
+    except VocabularyError as e:
+        raise app.UsageError(str(e))
+    summary["seconds"] = round(time.time() - start, 1)
+    print(json.dumps(summary, indent=1))
+
+
+def run() -> None:
+    cli.run_app(main, define_flags, __doc__)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,331 @@
+"""``albert-tf-convert --to=keras_hub``: our model directory -> keras-hub preset (issue #18).
+
+Random-weight tiny ALBERT (two hidden groups of two inner layers, SentencePiece) and BERT
+(E == H, nothing shared, a WordPiece vocabulary trained here on the shared IMDB corpus)
+are exported, loaded back with keras-hub's ``from_preset`` and run on the real SST-2 dev
+sentences; keras-hub -> ours -> keras-hub gives the weights back bit for bit; the
+preset's tokenizers give our ids (ALBERT: on text through our preprocessing, see
+`test_albert_tokenizer_from_preset_gives_our_ids`) and Hugging Face's (BERT); bad
+inputs are one line each. keras-hub is imported only here and in the interop module.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import albert_tf
+from albert_tf.bin.convert import run_conversion
+from albert_tf.interop.keras_hub import build_backbone, hub_layout, hub_weights
+from albert_tf.text.preprocessing import preprocess_text
+from albert_tf.text.tokenizer import AlbertTokenizer
+
+keras_hub = pytest.importorskip("keras_hub")
+
+TOL = 1e-5
+SPM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                   "official_configs", "vocab", "imdb_pydocs_8k.model")
+SEQ = 128
+
+
+def randomize(weights, seed: int) -> None:
+    """Weights large enough that a wrong mapping shows: LayerNorm gamma ~ 1 +- 0.2."""
+    rng = np.random.RandomState(seed)
+    for w in weights:
+        name = w.path if hasattr(w, "path") else w.name
+        if "gamma" in name:
+            value = 1.0 + 0.2 * rng.standard_normal(w.shape)
+        elif "beta" in name or "bias" in name:
+            value = 0.1 * rng.standard_normal(w.shape)
+        else:
+            value = 0.2 * rng.standard_normal(w.shape)
+        w.assign(value.astype("float32"))
+
+
+def save_ours(config: albert_tf.AlbertConfig, directory, vocab: str | None = None) -> str:
+    model = albert_tf.build_pretrainer(config)
+    randomize(model.weights, 0)
+    spm = vocab if vocab and vocab.endswith(".model") else None
+    albert_tf.save_model_dir(model, str(directory), vocab_file=spm)
+    if vocab and vocab.endswith(".txt"):
+        shutil.copyfile(vocab, os.path.join(str(directory), "vocab.txt"))
+    return str(directory)
+
+
+def export(model_dir: str, out, capsys) -> tuple[int, str, str]:
+    """``albert-tf-convert --to=keras_hub``: (status, stdout, stderr)."""
+    capsys.readouterr()
+    status = run_conversion(None, "keras_hub", model_dir, str(out))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def sentences(data_dir) -> list[str]:
+    with open(os.path.join(data_dir, "glue", "SST-2", "dev.tsv"), encoding="utf-8") as f:
+        return [row[0] for row in list(csv.reader(f, delimiter="\t",
+                                                  quoting=csv.QUOTE_NONE))[1:]]
+
+
+@pytest.fixture(scope="module")
+def wordpiece_vocab(data_dir, tmp_path_factory) -> str:
+    """An uncased WordPiece ``vocab.txt`` trained on 4,000 lines of the IMDB corpus."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=3000, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), encoding="utf-8") as f:
+        tokenizer.train_from_iterator(list(itertools.islice(f, 4000)), trainer)
+    directory = tmp_path_factory.mktemp("wordpiece")
+    tokenizer.model.save(str(directory))
+    return str(directory / "vocab.txt")
+
+
+@pytest.fixture(scope="module")
+def albert_dir(tmp_path_factory) -> str:
+    config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000, num_hidden_groups=2,
+                                                         inner_group_num=2)
+    return save_ours(config, tmp_path_factory.mktemp("albert") / "ours", SPM)
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory, wordpiece_vocab) -> str:
+    with open(wordpiece_vocab, encoding="utf-8") as f:
+        size = len(f.read().splitlines())
+    config = albert_tf.load_config("albert_tiny").replace(vocab_size=size, embedding_size=32,
+                                                         sharing="none")
+    return save_ours(config, tmp_path_factory.mktemp("bert") / "ours", wordpiece_vocab)
+
+
+def max_diffs(model_dir: str, backbone, ids: list[list[int]]) -> dict[str, float]:
+    """Max abs differences of ours vs keras-hub on ``[CLS] ids [SEP]``, padded to SEQ."""
+    ids = [[2] + x[:SEQ - 2] + [3] for x in ids]                  # [CLS]/[SEP]: 2/3 in both
+    word = np.zeros((len(ids), SEQ), np.int32)
+    for row, x in enumerate(ids):
+        word[row, :len(x)] = x
+    mask = (np.arange(SEQ)[None] < np.array([len(x) for x in ids])[:, None]).astype(np.int32)
+    types = np.zeros_like(word)
+    ours = albert_tf.load_encoder(model_dir)(
+        {"input_word_ids": word, "input_mask": mask, "input_type_ids": types})
+    theirs = backbone({"token_ids": word, "segment_ids": types, "padding_mask": mask})
+    return {k: float(np.abs(ours[k].numpy() - np.asarray(theirs[k])).max())
+            for k in ("sequence_output", "pooled_output")}
+
+
+# ----------------------------------------------------------------- (a) outputs match
+def test_albert_preset_matches_ours_on_sst2(albert_dir, sentences, tmp_path, capsys):
+    status, out, _ = export(albert_dir, tmp_path / "kh", capsys)
+    assert status == 0, out
+    assert "-> keras-hub AlbertBackbone preset" in out
+    assert "summary: 73 mapped, 7 skipped, 0 unknown, 0 missing" in out
+    assert ("mapped   group_1_inner_1_attention/query/kernel [32, 32] -> "
+            "group_1_inner_layer_1/self_attention_layer/query/kernel (reshape)") in out
+    backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "kh"))
+    assert backbone.num_groups == 2 and backbone.num_inner_repetitions == 2
+    tokenizer = AlbertTokenizer(SPM)
+    assert (tokenizer.cls_id, tokenizer.sep_id) == (2, 3)
+    diffs = max_diffs(albert_dir, backbone, [tokenizer.encode(s) for s in sentences])
+    print("ALBERT ours vs keras-hub AlbertBackbone on SST-2 dev, max abs diff:", diffs)
+    assert max(diffs.values()) <= TOL, diffs
+
+
+def test_bert_preset_matches_ours_on_sst2(bert_dir, sentences, tmp_path, capsys):
+    transformers = pytest.importorskip("transformers")
+    status, out, _ = export(bert_dir, tmp_path / "kh", capsys)
+    assert status == 0, out
+    assert "-> keras-hub BertBackbone preset" in out
+    assert "summary: 71 mapped, 7 skipped, 0 unknown, 0 missing" in out
+    backbone = keras_hub.models.BertBackbone.from_preset(str(tmp_path / "kh"))
+    hf = transformers.BertTokenizerFast.from_pretrained(bert_dir)
+    assert hf.convert_tokens_to_ids(["[CLS]", "[SEP]"]) == [2, 3]
+    ids = hf(sentences, add_special_tokens=False)["input_ids"]
+    diffs = max_diffs(bert_dir, backbone, ids)
+    print("BERT ours vs keras-hub BertBackbone on SST-2 dev, max abs diff:", diffs)
+    assert max(diffs.values()) <= TOL, diffs
+
+
+@pytest.mark.parametrize("changes, backbone, note", [
+    (dict(sharing="none"), "AlbertBackbone", "num_groups = num_layers = 4"),
+    (dict(embedding_size=32, num_hidden_groups=4), "BertBackbone", "BERT-shaped"),
+    (dict(embedding_size=32), "AlbertBackbone", "embedding_projection is written as the "
+                                                "identity"),
+], ids=["unshared-albert", "all-shared-but-bert-shaped", "albert-with-E=H"])
+def test_backbone_is_chosen_by_architecture(changes, backbone, note, tmp_path, capsys):
+    config = albert_tf.load_config("albert_tiny").replace(**changes)
+    status, out, _ = export(save_ours(config, tmp_path / "ours"), tmp_path / "kh", capsys)
+    assert status == 0 and f"keras-hub {backbone} preset" in out and note in out, out
+    assert "probe batch, max abs difference to ours" in out
+    assert [line for line in out.splitlines() if "backbone only" in line] == [
+        f"note     no vocab.model or vocab.txt in {tmp_path / 'ours'}: wrote the backbone only "
+        "(no tokenizer)"]
+    assert not (tmp_path / "kh" / "tokenizer.json").exists()
+    assert getattr(keras_hub.models, backbone).from_preset(str(tmp_path / "kh"))
+
+
+# ------------------------------------------------------------- (b) keras-hub round trip
+def hub_tokenizer(cls: str, wordpiece_vocab: str):
+    """keras-hub's tokenizer of the family with our SentencePiece model / WordPiece vocab."""
+    if cls == "AlbertBackbone":
+        return keras_hub.models.AlbertTokenizer(proto=SPM)
+    return keras_hub.models.BertTokenizer(vocabulary=wordpiece_vocab, lowercase=True,
+                                          strip_accents=True)
+
+
+@pytest.mark.parametrize("cls, kwargs", [
+    ("AlbertBackbone", dict(embedding_dim=16, num_groups=2, num_inner_repetitions=2)),
+    ("BertBackbone", {}),
+])
+def test_keras_hub_to_ours_to_keras_hub_gives_the_weights_back(cls, kwargs, tmp_path, capsys,
+                                                               wordpiece_vocab):
+    tokenizer = hub_tokenizer(cls, wordpiece_vocab)
+    original = getattr(keras_hub.models, cls)(
+        vocabulary_size=tokenizer.vocabulary_size(), num_layers=4, num_heads=4, hidden_dim=32,
+        intermediate_dim=64, max_sequence_length=24, dropout=0.0, **kwargs)
+    randomize(original.weights, 1)
+    original.save_to_preset(str(tmp_path / "preset"))
+    tokenizer.save_to_preset(str(tmp_path / "preset"))
+    assert run_conversion("keras_hub", "albert_tf", str(tmp_path / "preset"),
+                          str(tmp_path / "ours")) == 0
+    status, out, _ = export(str(tmp_path / "ours"), tmp_path / "back", capsys)
+    assert status == 0, out
+    back = getattr(keras_hub.models, cls).from_preset(str(tmp_path / "back"))
+    config = {k: v for k, v in original.get_config().items() if k != "name"}
+    assert {k: v for k, v in back.get_config().items() if k != "name"} == config
+    theirs = {w.path: np.asarray(w.numpy()) for w in back.weights}
+    assert sorted(theirs) == sorted(w.path for w in original.weights)
+    for w in original.weights:
+        np.testing.assert_array_equal(theirs[w.path], np.asarray(w.numpy()), err_msg=w.path)
+    back_tokenizer = type(tokenizer).from_preset(str(tmp_path / "back"))
+    assert back_tokenizer.get_vocabulary() == tokenizer.get_vocabulary()
+    assert back_tokenizer.get_config().get("lowercase") == tokenizer.get_config().get("lowercase")
+
+
+def test_layout_and_weights_without_files():
+    """`hub_layout` + `hub_weights` + `build_backbone` on a config and arrays alone."""
+    from albert_tf.checkpoints import named_weights
+    from albert_tf.interop import MappingReport
+    config = albert_tf.load_config("bert_tiny")
+    layout = hub_layout(config)
+    ours = {n: v.numpy() for n, v in named_weights(albert_tf.build_encoder(config)).items()}
+    backbone = build_backbone(layout, hub_weights(config, layout, ours, MappingReport("test")))
+    assert type(backbone).__name__ == "BertBackbone" and backbone.num_layers == 2
+
+
+# ------------------------------------------------------------------- (c) tokenizers
+def test_albert_tokenizer_from_preset_gives_our_ids(albert_dir, sentences, tmp_path, capsys):
+    """keras-hub's AlbertTokenizer is SentencePiece alone: on text through our
+    `preprocess_text` it gives our ids on every SST-2 dev sentence. On raw text the
+    sentences with PTB quotes (`` and '', which ALBERT's preprocessing turns into ") or
+    accents (which it strips: naiveté, cliché) differ; so would upper case (our
+    lower-casing) and digit-comma pieces (``1,000``; none in SST-2 dev with this vocabulary).
+    """
+    assert export(albert_dir, tmp_path / "kh", capsys)[0] == 0
+    theirs = keras_hub.models.AlbertTokenizer.from_preset(str(tmp_path / "kh"))
+    ours = AlbertTokenizer(os.path.join(albert_dir, "vocab.model"))
+    expected = [ours.encode(s) for s in sentences]
+    got = [list(map(int, x)) for x in theirs([ours.preprocess(s) for s in sentences])]
+    assert got == expected
+    raw = [list(map(int, x)) for x in theirs(sentences)]
+    differ = [s for s, a, b in zip(sentences, raw, expected) if a != b]
+    print(f"keras-hub AlbertTokenizer on raw SST-2 dev text: {len(differ)} of "
+          f"{len(sentences)} sentences differ (all with `` '' quotes or accents)")
+    assert differ and all(preprocess_text(s) != s for s in differ)
+    assert all("``" in s or "''" in s or not s.isascii() for s in differ)
+
+
+def test_bert_tokenizer_from_preset_matches_hugging_face(bert_dir, sentences, tmp_path,
+                                                          capsys):
+    transformers = pytest.importorskip("transformers")
+    status, out, _ = export(bert_dir, tmp_path / "kh", capsys)
+    assert status == 0
+    assert "do_lower_case=True (from vocab.txt: no upper-case tokens)" in out
+    theirs = keras_hub.models.BertTokenizer.from_preset(str(tmp_path / "kh"))
+    hf = transformers.BertTokenizerFast.from_pretrained(bert_dir)
+    expected = hf(sentences, add_special_tokens=False)["input_ids"]
+    assert [list(map(int, x)) for x in theirs(sentences)] == expected
+
+
+# ------------------------------------------------------------------- (d) bad input
+def config_dir(tmp_path, name: str, vocab_files: dict[str, str] | None = None,
+               **changes) -> str:
+    """A directory with only config.json (and vocabulary files): enough for the checks
+    that run before any weight is read."""
+    directory = tmp_path / name
+    directory.mkdir()
+    albert_tf.load_config("albert_tiny").replace(**changes).to_json(str(directory /
+                                                                        "config.json"))
+    for file_name, source in (vocab_files or {}).items():
+        shutil.copyfile(source, str(directory / file_name))
+    return str(directory)
+
+
+def write_vocab(tmp_path, tokens: list[str]) -> str:
+    path = tmp_path / "bad_vocab.txt"
+    path.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    return str(path)
+
+
+BASE_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "##s"]
+
+
+@pytest.mark.parametrize("case, message", [
+    (dict(hidden_act="gelu_erf"), "hidden_act='gelu_erf' (gelu_exact), but keras-hub's "
+                                   "backbones use the tanh-approximate GELU"),
+    (dict(hidden_act="relu"), "hidden_act='relu', but keras-hub's backbones use the "
+                              "tanh-approximate GELU"),
+    (dict(layer_norm_eps=1e-6), "layer_norm_eps=1e-06, but keras-hub's backbones fix it at "
+                                "1e-12"),
+    (dict(sharing="attention"), "sharing='attention' with num_hidden_groups=1 over "
+                                "num_hidden_layers=4 cannot be represented in keras-hub: "
+                                "AlbertBackbone shares whole layers"),
+    (dict(num_hidden_layers=3, num_hidden_groups=2), "sharing='all' with num_hidden_groups=2"),
+    (dict(attention_head_size=4), "4 heads of width 4 (pruned heads) span 16"),
+    ("both", "holds both vocab.model (SentencePiece) and vocab.txt (WordPiece)"),
+    ("small_spm", "has 8000 tokens but the model's vocab_size (config.json) is 1000"),
+    ("no_mask", "keras-hub's BertTokenizer refuses it"),
+    ("duplicate", "token 'the' on lines 6 and 8"),
+], ids=["exact-gelu", "relu", "eps", "attention-sharing", "uneven-groups", "pruned-heads",
+        "both-vocabularies", "vocab-vs-embedding", "missing-special", "duplicate-token"])
+def test_bad_input_is_one_line_and_writes_nothing(case, message, tmp_path, capsys,
+                                                  wordpiece_vocab):
+    if case == "both":
+        model_dir = config_dir(tmp_path, "m", {"vocab.model": SPM, "vocab.txt": wordpiece_vocab})
+    elif case == "small_spm":
+        model_dir = config_dir(tmp_path, "m", {"vocab.model": SPM})
+    elif case == "no_mask":
+        vocab = write_vocab(tmp_path, [t for t in BASE_TOKENS if t != "[MASK]"])
+        model_dir = config_dir(tmp_path, "m", {"vocab.txt": vocab})
+    elif case == "duplicate":
+        vocab = write_vocab(tmp_path, BASE_TOKENS + ["the"])
+        model_dir = config_dir(tmp_path, "m", {"vocab.txt": vocab})
+    else:
+        model_dir = config_dir(tmp_path, "m", **case)
+    status, out, err = export(model_dir, tmp_path / "kh", capsys)
+    assert status == 1 and not (tmp_path / "kh").exists(), out
+    first, *rest = err.splitlines()
+    assert first.startswith("albert-tf-convert: error: ") and message in first, err
+    assert rest == [f"(nothing was written to {tmp_path / 'kh'})"]
+
+
+def test_to_keras_hub_refuses_from_flag(tmp_path, capsys):
+    status = run_conversion("hf", "keras_hub", str(tmp_path), str(tmp_path / "kh"))
+    assert status == 1
+    assert "--to=keras_hub reads an albert-tf model directory" in capsys.readouterr().err
+
+
+def test_preset_config_is_keras_hubs_own(albert_dir, tmp_path, capsys):
+    """The files are keras-hub's own save_to_preset output (no hand-written JSON)."""
+    assert export(albert_dir, tmp_path / "kh", capsys)[0] == 0
+    names = sorted(os.listdir(tmp_path / "kh"))
+    assert names == ["assets", "config.json", "conversion_report.txt", "metadata.json",
+                     "model.weights.h5", "tokenizer.json"]
+    meta = json.loads((tmp_path / "kh" / "metadata.json").read_text())
+    assert meta["keras_hub_version"] == keras_hub.__version__
