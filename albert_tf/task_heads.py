@@ -37,15 +37,15 @@ TFLite runner uses it without TensorFlow.
 
 from __future__ import annotations
 
+import bisect
 import importlib
+import re
 from typing import Any, Sequence
 
 import numpy as np
 
 # Longest answer (in tokens) considered when decoding spans.
 MAX_ANSWER_LENGTH = 30
-# SentencePiece's word-boundary marker: a piece that starts with it starts a word.
-WORD_START = "\u2581"
 
 
 def _tf():
@@ -317,17 +317,12 @@ class SpanHead(TaskHead):
         return dict(spans, start_logits=outputs["start_logits"],
                     end_logits=outputs["end_logits"])
 
-    def prepare_serving(self, module):
-        import tensorflow_text as tf_text
-        with open(module.source.vocab_file, "rb") as f:
-            module.detokenizer = tf_text.SentencepieceTokenizer(f.read())
-
     def serving_strings(self, module, result, features, texts):
         tf = _tf()
         start, end = result["start_index"], result["end_index"]
         positions = tf.ragged.range(tf.maximum(start, 0), tf.where(start >= 0, end + 1, 0))
-        ids = tf.gather(features["input_word_ids"], positions, batch_dims=1)
-        return {"answer": module.detokenizer.detokenize(ids)}
+        ids = tf.gather(features["input_word_ids"], positions, batch_dims=1)   # [B, (n)]
+        return {"answer": module.tokenizer.detokenize(ids)}
 
     def lite_outputs(self, source, model, features, sep_id):
         raw = model(features, training=False)   # spans are decoded by the runner
@@ -442,8 +437,9 @@ class TokenClassificationHead(TaskHead):
     """Tag every word: ``logits [B, S, T]``, trained on each word's first piece.
 
     Serving: ``text`` in; per piece ``token`` string, ``label`` string, ``label_id`` and
-    ``probabilities`` out (``[B, S]``, ``[B, S, T]``; a word's tag is its first piece's,
-    the piece starting with ``\u2581``). The runner answers per word: ``words`` and ``labels``.
+    ``probabilities`` out (``[B, S]``, ``[B, S, T]``; a word's tag is its first piece's).
+    The runner answers per whitespace-separated word of the text, as training tags them
+    (`word_labels`): ``words`` and ``labels``.
     """
 
     name = "token_classification"
@@ -462,38 +458,39 @@ class TokenClassificationHead(TaskHead):
         return {"probabilities": tf.nn.softmax(logits, axis=-1),
                 "label_id": tf.cast(tf.argmax(logits, axis=-1), tf.int32)}
 
-    def prepare_serving(self, module):
-        SpanHead.prepare_serving(self, module)
-
     def serving_strings(self, module, result, features, texts):
         tf = _tf()
         return {"label": tf.gather(module.label_names, result["label_id"]),
-                "token": module.detokenizer.id_to_string(features["input_word_ids"])}
+                "token": module.tokenizer.id_to_token(features["input_word_ids"])}
 
     def decode(self, runner, outs, rows, example):
-        probs = outs[0]["probabilities"]
-        row = rows[0]
-        special = {runner.special["cls"], runner.special["sep"], runner.special["pad"]}
-        words, labels = word_labels(
-            [runner.tokenizer.sp_model.id_to_piece(int(i)) for i in row["input_word_ids"]],
-            np.argmax(probs, -1), [int(i) in special for i in row["input_word_ids"]],
-            row["input_mask"])
+        text = example[0]
+        _, spans = runner.tokenizer.encode_with_offsets(text)
+        pieces = int(np.sum(rows[0]["input_mask"])) - 2          # [CLS] pieces [SEP]
+        label_ids = np.argmax(outs[0]["probabilities"], -1)[1:pieces + 1]
+        words, labels = word_labels(text, spans[:pieces], label_ids)
         return {"words": words, "labels": [runner.labels[i] for i in labels]}
 
 
-def word_labels(pieces: Sequence[str], label_ids: Sequence[int], special: Sequence[bool],
-                mask: Sequence[int]) -> tuple[list[str], list[int]]:
-    """Words (pieces joined, ``\u2581`` dropped) and the label id of each word's first piece."""
+def word_labels(text: str, spans: Sequence[tuple[int, int]],
+                label_ids: Sequence[int]) -> tuple[list[str], list[int]]:
+    """The whitespace-separated words of ``text`` that the pieces of ``spans`` (the
+    ``(start, end)`` characters of each piece, in order: ``encode_with_offsets``) fall in,
+    and the label id of each word's first piece: the words and tags of training
+    (`albert_tf.data.task_data.encode_tagged`), for either vocabulary."""
+    bounds = [m.span() for m in re.finditer(r"\S+", text)]
+    ends = [end for _, end in bounds]
     words: list[str] = []
     labels: list[int] = []
-    for piece, label, skip, m in zip(pieces, label_ids, special, mask):
-        if skip or not m:
-            continue
-        if piece.startswith(WORD_START) or not words:
-            words.append(piece.lstrip(WORD_START))
+    last = -1
+    for (start, end), label in zip(spans, label_ids):
+        piece = text[start:end]
+        first = start + len(piece) - len(piece.lstrip())   # SentencePiece: a leading space
+        word = bisect.bisect_right(ends, first)              # the word at or after ``first``
+        if word < len(bounds) and word != last:
+            words.append(text[bounds[word][0]:bounds[word][1]])
             labels.append(int(label))
-        else:
-            words[-1] += piece
+            last = word
     return words, labels
 
 

@@ -75,12 +75,19 @@ def test_registry_covers_every_head():
 
 
 def test_word_labels_groups_pieces():
+    """Pieces go to the whitespace-separated word their first character is in (training's
+    words), whatever the vocabulary; a word's label is its first piece's."""
     from albert_tf.task_heads import word_labels
-    pieces = ["[CLS]", "\u2581dull", "\u2581life", "less", "\u2581", ",", "[SEP]", "<pad>"]
-    words, labels = word_labels(pieces, [1, 0, 1, 2, 1, 2, 1, 1],
-                                [True, False, False, False, False, False, True, True],
-                                [1, 1, 1, 1, 1, 1, 1, 0])
-    assert words == ["dull", "lifeless", ","] and labels == [0, 1, 1]
+    text = "Dull lifeless , film."
+    # SentencePiece: ▁dull ▁life less ▁ , ▁film . (spans include the leading space)
+    spm = [(0, 4), (4, 9), (9, 13), (13, 14), (14, 15), (15, 20), (20, 21)]
+    assert word_labels(text, spm, [0, 1, 2, 1, 2, 0, 2]) == (
+        ["Dull", "lifeless", ",", "film."], [0, 1, 1, 0])
+    # WordPiece: dull life ##less , film . (no spaces in the spans)
+    wordpiece = [(0, 4), (5, 9), (9, 13), (14, 15), (16, 20), (20, 21)]
+    assert word_labels(text, wordpiece, [0, 1, 2, 2, 0, 2]) == (
+        ["Dull", "lifeless", ",", "film."], [0, 1, 2, 0])
+    assert word_labels(text, wordpiece[:2], [0, 1]) == (["Dull", "lifeless"], [0, 1])
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,7 @@ def exports(model_dir, data_dir, tmp_path_factory) -> dict[str, str]:
     return {q: os.path.join(export_tflite(model_dir, str(base / q), quantization=q,
                                           data_dir=data_dir, num_calibration=32),
                             "model.tflite")
-            for q in ("none", "dynamic", "dynamic_per_tensor", "int8")}
+            for q in ("none", "dynamic", "dynamic_per_tensor", "int8", "int8_per_tensor")}
 
 
 def _ours(model: str, texts: list[str]) -> np.ndarray:
@@ -95,7 +95,8 @@ def test_mediapipe_text_classifier_scores_as_our_runner(exports, texts, quantiza
     np.testing.assert_allclose(theirs, ours, atol=1e-4)
 
 
-@pytest.mark.parametrize("quantization", ["none", "dynamic_per_tensor", "int8"])
+@pytest.mark.parametrize("quantization", ["none", "dynamic_per_tensor", "int8",
+                                          "int8_per_tensor"])
 def test_task_library_bert_nl_classifier_scores_as_our_runner(exports, texts, quantization):
     ours = _ours(exports[quantization], texts)
     theirs = _sdk(exports[quantization], "tflite_support", texts)

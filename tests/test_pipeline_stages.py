@@ -113,6 +113,8 @@ from albert_tf.pipeline.pipeline_config import PipelineConfig, load_pipeline_con
     ("finetune.max_steps=0", "finetune.max_steps=0: .*warmup"),
     ("pretrain.validation_interval=0", "pretrain.validation_interval=0"),
     ("finetune.validation_interval=-5", "finetune.validation_interval=-5"),
+    ("pretrain.vocab_types={albert_mini: bpe}", "vocab_types.albert_mini='bpe': use "),
+    ("pretrain.vocab_types={bert_base: wordpiece}", "pretrain.vocab_types: 'bert_base'"),
 ])
 def test_bad_compression_keys_fail_naming_the_key(override, key):
     with pytest.raises(ConfigValueError, match=key):
@@ -341,3 +343,25 @@ def test_tiny_run_compresses_exports_reports_and_resumes(tmp_path, data_dir):
     run_pipeline(config, echo=messages.append)
     assert any(m.startswith(f"[skip] compress_{candidate} ") for m in messages), messages
     assert not [m for m in messages if m.startswith("[run ]")], messages
+
+
+def test_albert_vs_bert_plans_a_wordpiece_vocabulary_for_bert(tmp_path):
+    """run_albert_vs_bert: bert_mini pretrains and finetunes on its own WordPiece vocabulary
+    and pretraining data; albert_mini keeps the SentencePiece ones; the same clock."""
+    from albert_tf.pipeline.driver import Paths, all_stages
+    config = load_pipeline_config("run_albert_vs_bert", [f"output_dir={tmp_path}"])
+    paths = Paths(config.output_dir)
+    stages = {s.name: s for s in all_stages(config, paths)}
+    vocab = paths("vocab_wordpiece", "vocab.txt")
+    assert "--type=wordpiece" in stages["vocabulary_wordpiece"].argv()
+    assert _flag(stages["vocabulary_wordpiece"].argv(), "output") == os.path.dirname(vocab)
+    assert _flag(stages["pretraining_data_wordpiece_train"].argv(), "spm_model_file") == vocab
+    bert, albert = stages["pretrain_bert_mini"], stages["pretrain_albert_mini"]
+    assert bert.needs == ("pretraining_data_wordpiece_train",
+                          "pretraining_data_wordpiece_heldout")
+    assert "pretraining_data_wordpiece" in _flag(bert.argv(), "train_files")
+    assert f"task.vocab_file={vocab}" in _flag(bert.argv(), "params_override")
+    assert _flag(albert.argv(), "train_files").startswith(paths("pretraining_data", "train"))
+    assert _flag(stages["finetune_bert_mini"].argv(), "vocab_file") == vocab
+    assert _flag(stages["finetune_albert_mini"].argv(), "vocab_file") == paths.vocab_file
+    assert _flag(bert.argv(), "max_seconds") == _flag(albert.argv(), "max_seconds")

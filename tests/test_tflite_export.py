@@ -145,7 +145,7 @@ def test_one_recipe_table_for_the_library_the_binary_and_the_pipeline(monkeypatc
     from albert_tf.pipeline import pipeline_config
     names = quantization.names()
     assert names == QUANTIZATIONS == ("none", "float16", "dynamic", "dynamic_per_tensor", "int8",
-                                      "int16x8", "qat")
+                                      "int8_per_tensor", "int16x8", "qat")
     assert quantization.pipeline_names() == names[:-1]
     assert quantization.qat_names() == ("qat",)
     int8, qat = quantization.get("int8"), quantization.get("qat")

@@ -56,9 +56,9 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
     path = model_file(model)
     interpreter = make_interpreter(path, num_threads, xnnpack,
                                    meta.get("custom_op_registerers", ()))
-    import sentencepiece as spm
+    from albert_tf.text.vocabulary import load_tokenizer
     vocab = os.path.join(os.path.dirname(os.path.abspath(path)), meta["tokenizer"]["vocab_file"])
-    vocab_size = spm.SentencePieceProcessor(model_file=vocab).get_piece_size()
+    vocab_size = load_tokenizer(vocab).vocab_size         # SentencePiece or WordPiece
     rng = np.random.RandomState(0)
     results = []
     for key, sig in meta["signatures"].items():

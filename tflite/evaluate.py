@@ -134,8 +134,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     for r in results:
         metrics = ", ".join(f"{k} {v:.4f}" for k, v in r.items()
                             if k in ("accuracy", "matthews", "pearson", "spearman"))
-        print(f"{r['model']} ({r['quantization']}): {metrics} on {r['examples']} dev examples "
-              f"({r['seconds']:.1f}s)")
+        print(f"{r['model']} ({r['quantization']}): {metrics} on {r['examples']} "
+              f"{r['split']} examples ({r['seconds']:.1f}s)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)

@@ -1,7 +1,7 @@
 """Write (or show) the metadata a mobile app needs next to a ``.tflite`` model.
 
     python -m albert_tflite.metadata --model=qat/model_qat.tflite --model_dir=runs/sst2 \\
-        --quantization=qat        # writes metadata.json, vocab.model, labels.txt beside it
+        --quantization=qat        # writes metadata.json, the vocabulary, labels.txt beside it
     python -m albert_tflite.metadata --model=edge/sst2_int8 --show
 
 ``albert-tf-export --format=tflite`` already writes these files; this tool is for models
@@ -19,13 +19,15 @@ from typing import Iterable
 
 from albert_tf import cli
 from albert_tf.export.metadata import read_metadata, write_metadata
+from albert_tf.text.vocabulary import VocabularyError, find_vocabulary
 
 
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="TFLite model metadata for mobile apps.")
     parser.add_argument("--model", required=True, help=".tflite path (or export dir with --show)")
     parser.add_argument("--model_dir", help="the albert-tf model directory it was exported from")
-    parser.add_argument("--vocab_file", help="default <model_dir>/vocab.model")
+    parser.add_argument("--vocab_file", help="default: the model directory's vocab.model "
+                        "(SentencePiece) or vocab.txt (WordPiece)")
     parser.add_argument("--quantization", default="unknown",
                         help="quantization recorded in the metadata")
     parser.add_argument("--show", action="store_true", help="print metadata.json and exit")
@@ -39,9 +41,12 @@ def main(argv: Iterable[str] | None = None) -> int:
         parser.error("--model_dir is required to write metadata")
     with open(os.path.join(args.model_dir, "task.json"), encoding="utf-8") as f:
         task_info = json.load(f)
-    vocab = args.vocab_file or os.path.join(args.model_dir, "vocab.model")
-    if not os.path.isfile(vocab):
-        parser.error(f"no vocabulary at {vocab}; pass --vocab_file")
+    if args.vocab_file and not os.path.isfile(args.vocab_file):
+        parser.error(f"no vocabulary at {args.vocab_file}")
+    try:
+        vocab = args.vocab_file or find_vocabulary(args.model_dir)[1]
+    except VocabularyError as e:
+        parser.error(f"{e} Or pass --vocab_file.")
     directory = os.path.dirname(os.path.abspath(args.model))
     meta = write_metadata(directory, os.path.basename(args.model), task_info, vocab,
                           args.quantization)

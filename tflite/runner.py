@@ -9,7 +9,8 @@
     albert-tflite-run --model=edge/sst2_int8 --input_file=dev.tsv --output_file=out.jsonl
 
 The runner reads ``metadata.json`` next to the model (`albert_tf.export.metadata`). For id
-models it tokenizes with the Python SentencePiece tokenizer, puts each text in the smallest
+models it tokenizes with the Python tokenizer of the export's vocabulary (SentencePiece or
+WordPiece: `albert_tf.text.vocabulary.load_tokenizer`), puts each text in the smallest
 sequence-length bucket (signature) that holds it (the largest one truncates), groups texts
 of a bucket into batches of the signature's static batch size, runs, and decodes the outputs
 in input order. For models with the tokenizer inside it passes the strings and registers
@@ -99,9 +100,9 @@ class TFLiteRunner:
         if not self.in_graph:
             if not self.buckets:
                 raise ValueError(f"{self.path}: no [batch, seq] id signature in metadata.json")
-            from albert_tf.text.tokenizer import AlbertTokenizer
-            self.tokenizer = AlbertTokenizer(os.path.join(self.directory, tok["vocab_file"]),
-                                             do_lower_case=tok["do_lower_case"])
+            from albert_tf.text.vocabulary import load_tokenizer
+            self.tokenizer = load_tokenizer(os.path.join(self.directory, tok["vocab_file"]),
+                                            do_lower_case=tok["do_lower_case"])
 
     @property
     def interpreter(self):

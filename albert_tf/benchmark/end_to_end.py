@@ -256,8 +256,8 @@ def classifier_model_dir(model_dir: str, work_dir: str, max_seq_length: int = 12
     """``model_dir`` when it holds a classification head; otherwise (an encoder or a
     pretrained model) a model directory under ``work_dir`` with the same encoder weights
     and a seeded random 2-class head, task `RANDOM_HEAD_TASK` (no accuracy reported)."""
-    from albert_tf.checkpoints import (TASK_FILE, VOCAB_FILE, TaskInfo, load_config_from_dir,
-                                       load_task_info)
+    from albert_tf.checkpoints import (TASK_FILE, CheckpointError, TaskInfo,
+                                       load_config_from_dir, load_task_info, vocab_path)
     if os.path.exists(os.path.join(model_dir, TASK_FILE)):
         from albert_tf import task_heads
         if isinstance(task_heads.get(load_task_info(model_dir).head),
@@ -272,11 +272,14 @@ def classifier_model_dir(model_dir: str, work_dir: str, max_seq_length: int = 12
     config = load_config_from_dir(model_dir)
     model = albert_tf.build_classifier(config, len(SST2_LABELS))
     albert_tf.restore_weights(model, model_dir)
-    vocab = os.path.join(model_dir, VOCAB_FILE)
+    try:
+        vocab = vocab_path(model_dir)            # vocab.model or vocab.txt
+    except CheckpointError:
+        vocab = None
     info = TaskInfo(task=RANDOM_HEAD_TASK, head="classification", label_list=SST2_LABELS,
                     max_seq_length=max_seq_length)
     albert_tf.save_model_dir(model, out, task_info=info,
-                             vocab_file=vocab if os.path.exists(vocab) else None)
+                             vocab_file=vocab)
     return out
 
 

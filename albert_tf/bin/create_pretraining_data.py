@@ -1,11 +1,15 @@
 """albert-tf-create-pretraining-data: masked-LM + sentence-order TFRecords from raw text.
 
     albert-tf-create-pretraining-data --input_file="$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt" \
-        --output_file=out/pretrain/imdb.tfrecord --spm_model_file=official_configs/vocab/imdb_pydocs_8k.model \
+        --output_file=out/pretrain/imdb.tfrecord \
+        --vocab_file=official_configs/vocab/imdb_pydocs_8k.model \
         --max_seq_length=128 --max_predictions_per_seq=20 --dupe_factor=2 --num_workers=2
 
 Flags as the original ALBERT script, plus --num_workers / --num_shards (sharded output:
 OUTPUT-00000-of-0000N) and --summary_file. Streams: memory does not grow with corpus size.
+--vocab_file is a SentencePiece model (vocab.model) or a WordPiece vocab.txt, told apart by
+content (--spm_model_file, the original name, is an alias); with WordPiece a whole word is a
+piece and the ## pieces after it.
 
 Deterministic: the files are a function of the input files' contents, the vocabulary and
 the flags; --num_workers only sets how many shards are written at once (but the default
@@ -33,7 +37,9 @@ def define_flags() -> None:
     """Defines the flags (called by `run`, not at import)."""
     flags.DEFINE_list("input_file", None, "Input text files or globs (comma-separated).")
     flags.DEFINE_string("output_file", None, "Output TFRecord path (shards get -NNNNN-of-NNNNN).")
-    flags.DEFINE_string("spm_model_file", None, "SentencePiece model of the vocabulary.")
+    flags.DEFINE_string("vocab_file", None, "Vocabulary: a SentencePiece model (vocab.model) "
+                        "or a WordPiece vocab.txt, or a model directory holding one.")
+    flags.DEFINE_alias("spm_model_file", "vocab_file")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the input text.")
     flags.DEFINE_bool("do_whole_word_mask", True, "Mask whole words (n-grams of words).")
     flags.DEFINE_integer("max_seq_length", 512, "Maximum sequence length.")
@@ -54,7 +60,7 @@ def define_flags() -> None:
                          "for shuffling before writing.")
     flags.DEFINE_string("summary_file", None, "Also write the JSON summary here.")
     flags.DEFINE_bool("progress", True, "Show a progress bar on stderr.")
-_REQUIRED = ["input_file", "output_file", "spm_model_file"]
+_REQUIRED = ["input_file", "output_file", "vocab_file"]
 
 
 def main(argv: list[str]) -> None:
@@ -73,7 +79,7 @@ def main(argv: list[str]) -> None:
         favor_shorter_ngram=FLAGS.favor_shorter_ngram, split_sentences=FLAGS.split_sentences,
         document_per_file=FLAGS.document_per_file, shuffle_buffer=FLAGS.shuffle_buffer)
     try:
-        summary = create_pretraining_data(FLAGS.input_file, FLAGS.output_file, FLAGS.spm_model_file,
+        summary = create_pretraining_data(FLAGS.input_file, FLAGS.output_file, FLAGS.vocab_file,
                                           config, num_workers=FLAGS.num_workers,
                                           num_shards=FLAGS.num_shards, progress=FLAGS.progress,
                                           log=lambda line: print(line, file=sys.stderr, flush=True))

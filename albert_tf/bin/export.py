@@ -5,7 +5,7 @@
     albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_int8 \\
         --quantization=int8 --seq_lengths=32,64,128 [--calibration_file=train.tsv]
     albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_text \\
-        --with_tokenizer          # string in: FastSentencepieceTokenize custom op inside
+        --with_tokenizer          # string in: the tokenizer's tf-text custom ops inside
     albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_embed \\
         --head=embedding          # MediaPipe TextEmbedder: mean-pooled, L2-normalized
 
@@ -13,9 +13,10 @@ A TFLite export with one [1, seq] signature of a classification, span or embeddi
 embeds the metadata the mobile SDKs read (Task Library, MediaPipe Tasks; see
 albert_tf/export/sdk_metadata.py and tflite/README.md): --sdk_metadata=off skips it.
 
-The model directory needs config.json, weights, task.json (finetuned models) and
-vocab.model (or --vocab_file). Everything is written to a temporary directory and moved into
-place at the end. See README.md "Export and deployment" and tflite/README.md.
+The model directory needs config.json, weights, task.json (finetuned models) and its
+vocabulary, vocab.model (SentencePiece) or vocab.txt (WordPiece), or --vocab_file.
+Everything is written to a temporary directory and moved into place at the end. See
+README.md "Export and deployment" and tflite/README.md.
 """
 
 from __future__ import annotations
@@ -35,11 +36,12 @@ def define_flags() -> None:
     """Defines the flags. Called by `run`, not at import: every binary shares absl's
     one flag registry, and several define the same names."""
     flags.DEFINE_string("model_dir", None, "Model directory (config.json, weights, task.json, "
-                        "vocab.model).")
+                        "vocab.model or vocab.txt).")
     flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite"], "What to export.")
     flags.DEFINE_string("output", None, "saved_model: base directory (the model goes to "
                         "<output>/<name>/<version>/); tflite: the export directory.")
-    flags.DEFINE_string("vocab_file", None, "SentencePiece model (default <model_dir>/vocab.model).")
+    flags.DEFINE_string("vocab_file", None, "SentencePiece model or WordPiece vocab.txt "
+                        "(default: the model directory's vocab.model or vocab.txt).")
     flags.DEFINE_boolean("overwrite", False, "Replace an existing export.")
 
     # SavedModel
@@ -53,8 +55,8 @@ def define_flags() -> None:
     flags.DEFINE_list("seq_lengths", None, "tflite: sequence-length buckets, one signature each "
                       "(default: the model's max_seq_length).")
     flags.DEFINE_integer("batch_size", 1, "tflite: static batch size of the signatures.")
-    flags.DEFINE_boolean("with_tokenizer", False, "tflite: take strings (in-graph "
-                         "FastSentencepieceTokenizer; register tf-text custom ops at load time).")
+    flags.DEFINE_boolean("with_tokenizer", False, "tflite: take strings (in-graph tokenizer; "
+                         "register its tf-text custom ops at load time).")
     flags.DEFINE_string("calibration_file", None, "int8: TSV of real task text (default: the "
                         "task's train split via albert_tf.data).")
     flags.DEFINE_string("data_dir", None, "int8: task data root (default $ALBERT_TF_DATA_DIR).")
@@ -123,7 +125,10 @@ def main(argv) -> None:
         outs = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["outputs"].items())
         print(f"  signature {key}: {ins} -> {outs}")
     if meta.get("sdk"):
-        print(f"  mobile SDK metadata embedded: runs in {', '.join(meta['sdk']['runners'])}")
+        print(f"  mobile SDK metadata embedded: runs in {', '.join(meta['sdk']['runners'])}; "
+              f"their ids are ours on {meta['sdk']['same_ids_as_albert_tf']}")
+    elif FLAGS.sdk_metadata == "auto" and meta.get("sdk_reason"):
+        print(f"  no mobile SDK metadata: {meta['sdk_reason']}")
     if meta["custom_ops"]:
         print(f"  custom ops (register at load time): {meta['custom_ops']}")
     float_ops = meta["ops"]["float_ops"]

@@ -20,6 +20,13 @@ example data: ``python -m albert_tf.data.examples --output_dir=DIR``)::
     task.dev_file=DIR/rte_choice/dev.tsv
 
 DATA_DIR is ``--data_dir``, default ``$ALBERT_TF_DATA_DIR``.
+``--vocab_file`` is a SentencePiece model (``vocab.model``) or a WordPiece ``vocab.txt``;
+finetuning from an ``--init_checkpoint`` model directory, the model config, the vocabulary
+and the casing default to the ones it holds (``config.json``; ``vocab.model``/``vocab.txt``;
+``task.json`` or ``tokenizer_config.json``), so a converted BERT directory finetunes as it
+is (without one: ``albert_mini`` and the project's SentencePiece model, lower-cased). The
+output model directories get the vocabulary and record its kind (``task.json``
+``vocab_type``).
 The dev split is evaluated every ``validation_interval`` steps; the best weights by
 the task's metric (accuracy, Matthews correlation for CoLA, Pearson/Spearman for
 STS-B, F1 for SQuAD) go to ``<model_dir>/best``, the last to ``<model_dir>/final``.
@@ -45,9 +52,11 @@ def define_flags() -> None:
     flags.DEFINE_string("task", None, "Task: sst2, rte, cola, stsb, ... (GLUE), mr, subj, cr, "
                         "mpqa (SentEval), squad, or a name for a custom TSV task.")
     flags.DEFINE_string("data_dir", None, "Root of the task data (default $ALBERT_TF_DATA_DIR).")
-    flags.DEFINE_string("vocab_file", None, "SentencePiece model "
-                        "(default official_configs/vocab/imdb_pydocs_8k.model).")
-    flags.DEFINE_boolean("do_lower_case", None, "Lower-case inputs.")
+    flags.DEFINE_string("vocab_file", None, "SentencePiece model (vocab.model) or WordPiece "
+                        "vocab.txt (default: the --init_checkpoint directory's, else "
+                        "official_configs/vocab/imdb_pydocs_8k.model).")
+    flags.DEFINE_boolean("do_lower_case", None, "Lower-case inputs (default: the casing the "
+                         "--init_checkpoint directory records, else true).")
     flags.DEFINE_string("predict_output", None, "Where --mode=predict writes its TSV.")
 
 
@@ -67,6 +76,57 @@ def defaults():
     return config
 
 
+def _init_model_dir(config) -> str | None:
+    """The ``--init_checkpoint`` when it is a model directory (not a weights prefix)."""
+    from albert_tf import resources
+    init = config.model.init_checkpoint
+    path = resources.resolve(init) if init else ""
+    return path if path and os.path.isdir(path) else None
+
+
+def _default_casing(model_dir: str | None, vocab_file: str) -> bool:
+    """``do_lower_case`` when not given: the model directory's recorded casing, else a
+    WordPiece vocabulary's own (uncased: no upper-case token), else lower-cased."""
+    from albert_tf import resources
+    from albert_tf.checkpoints import recorded_casing
+    from albert_tf.text import vocabulary as vocab_lib
+    recorded = recorded_casing(model_dir) if model_dir else None
+    if recorded is not None:
+        return recorded
+    path = resources.resolve(vocab_file or resources.DEFAULT_VOCAB)
+    if os.path.isfile(path) and vocab_lib.vocabulary_kind(path) == vocab_lib.WORDPIECE:
+        return vocab_lib.wordpiece_is_uncased(path)
+    return True
+
+
+def unset_init_defaults(config):
+    """``config`` with the values that `init_directory_defaults` fills left unset
+    (``model.config`` empty, ``task.do_lower_case`` None), so that the layers (config
+    files, overrides, flags) show what was given."""
+    config.model.config = ""
+    config.task.do_lower_case = None
+    return config
+
+
+def init_directory_defaults(config) -> None:
+    """Fills what was not given from the ``--init_checkpoint`` model directory: the model
+    config (its ``config.json``), ``task.vocab_file`` (its vocabulary,
+    `checkpoints.vocab_path`; a directory holding none keeps the project's) and
+    ``task.do_lower_case`` (`_default_casing`); without one, the usual defaults."""
+    from albert_tf.checkpoints import vocab_path
+    from albert_tf.text.vocabulary import FILE_NAMES
+    from albert_tf.training.experiment_config import ExperimentConfig
+    task = config.task
+    model_dir = _init_model_dir(config)
+    if not config.model.config and not model_dir:
+        config.model.config = ExperimentConfig().model.config
+    if model_dir and not task.vocab_file and any(
+            os.path.isfile(os.path.join(model_dir, name)) for name in FILE_NAMES.values()):
+        task.vocab_file = vocab_path(model_dir)     # a one-line error when it holds both
+    if task.do_lower_case is None:
+        task.do_lower_case = _default_casing(model_dir, task.vocab_file)
+
+
 def main(argv) -> None:
     del argv
     from albert_tf.training.trainer import main_guard, run_experiment
@@ -75,7 +135,9 @@ def main(argv) -> None:
         from albert_tf import resources
         from albert_tf.training.tasks import (SQUAD_TASKS, check_task_name, custom_task_type,
                                               needs_data_dir)
-        config = training_flags.experiment_from_flags(defaults(), EXTRA_KEYS)
+        config = training_flags.experiment_from_flags(unset_init_defaults(defaults()),
+                                                      EXTRA_KEYS)
+        init_directory_defaults(config)
         if config.task.name.lower() in SQUAD_TASKS:
             config.task.type = "squad"
         check_task_name(config.task)

@@ -1,9 +1,9 @@
 """Compression configuration: dataclasses read from YAML and ``--params_override``.
 
 A compression experiment starts from a finetuned model directory (``config.json``,
-weights, ``task.json``, ``vocab.model``, as written by ``albert-tf-finetune``) and runs
-*stages* in the order listed in ``stages``; each stage trains with Keras ``fit`` on the
-task's training split and hands its model to the next::
+weights, ``task.json``, ``vocab.model`` or ``vocab.txt``, as written by
+``albert-tf-finetune``) and runs *stages* in the order listed in ``stages``; each stage
+trains with Keras ``fit`` on the task's training split and hands its model to the next::
 
     init_model: /tmp/sst2/best
     model_dir: /tmp/sst2_pruned

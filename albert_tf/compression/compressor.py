@@ -5,9 +5,9 @@ teacher/student shapes, the data), then applies ``config.stages`` in order, each
 trained with ``fit`` and scored on the dev split, and writes to ``model_dir``:
 
 * ``model/``: the compressed model directory (``config.json``, weights, ``task.json``,
-  ``vocab.model``); after QAT also ``qat.json`` and the learned ranges, which
-  `albert_tf.compression.qat.load_qat_model` (used by ``albert-tf-export
-  --quantization=qat``) rebuilds;
+  the vocabulary: ``vocab.model`` or ``vocab.txt``); after QAT also ``qat.json`` and the
+  learned ranges, which `albert_tf.compression.qat.load_qat_model` (used by
+  ``albert-tf-export --quantization=qat``) rebuilds;
 * ``model.tflite`` (and ``model_int8.tflite`` after QAT) when ``export.tflite``;
 * ``report.json``: dev metrics after every stage, the sparsity report, the
   structured-pruning plan; ``sparsity.md`` after pruning.

@@ -65,17 +65,18 @@ class TaskInputs:
 
 def load_task_inputs(task_info: TaskInfo, data_dir: str, vocab_file: str,
                      task_name: str = "", max_seq_length: int = 0) -> TaskInputs:
-    """The examples of ``task_name`` (default ``task_info.task``) and the tokenizer."""
+    """The examples of ``task_name`` (default ``task_info.task``) and the tokenizer of
+    ``vocab_file``: SentencePiece or WordPiece (`albert_tf.text.vocabulary.load_tokenizer`)."""
     from albert_tf import resources
     from albert_tf.data.task_data import load_task
-    from albert_tf.text.tokenizer import AlbertTokenizer
+    from albert_tf.text.vocabulary import load_tokenizer
     name = task_name or task_info.task
     try:
         data = load_task(name, data_dir)       # a GLUE directory or the data root with glue/
     except Exception as e:  # noqa: BLE001  (TaskDataError, missing directory)
         raise FileNotFoundError(f"task {name!r}: no data under {data_dir} ({e}); "
                                 f"{resources.data_dir_fix()} to the data directory.") from None
-    tokenizer = AlbertTokenizer(vocab_file, do_lower_case=task_info.do_lower_case)
+    tokenizer = load_tokenizer(vocab_file, do_lower_case=task_info.do_lower_case)
     label_list = list(data.label_list) if data.label_list else None
     return TaskInputs(name, data.train, data.dev, label_list, bool(data.is_regression),
                       tokenizer, max_seq_length or task_info.max_seq_length)

@@ -12,11 +12,14 @@ The algorithm follows ``create_pretraining_data.py`` of google-research/albert:
   random-document fallback;
 * the pair is truncated one token at a time from the longer side, from the front or the back
   at random;
-* n-gram masking: whole words (a piece that does not start a word joins the previous one)
-  are the units; spans of ``n`` units, ``n`` drawn with weight ``1/n`` for ``n <= ngram``,
-  are masked until ``round(len * masked_lm_prob)`` (at most ``max_predictions_per_seq``)
-  tokens are chosen; each chosen token becomes ``[MASK]`` (80%), itself (10%) or a random
-  piece (10%);
+* n-gram masking: whole words are the units (a piece that does not start a word joins the
+  previous one; the tokenizer's ``is_word_start`` says which do: for SentencePiece the
+  original rule, `AlbertTokenizer.is_word_start`; for WordPiece every piece but the ``##``
+  continuations, so a word is a piece and the ``##`` pieces after it); spans of ``n``
+  units, ``n`` drawn with weight ``1/n`` for ``n <= ngram``, are masked until
+  ``round(len * masked_lm_prob)`` (at most ``max_predictions_per_seq``) tokens are chosen;
+  each chosen token becomes ``[MASK]`` (80%), itself (10%) or a random piece (10%;
+  `replacement_ids`: never a special or reserved token);
 * ``token_boundary`` marks word-start pieces (and ``[CLS]``/``[SEP]``).
 
 Unlike the original, which holds the whole corpus and every instance in memory, documents
@@ -36,9 +39,10 @@ Determinism: each document's instances come from its own random stream, seeded b
 ``random_seed`` and the document's index in the input (`document_rng`), and each shard's
 shuffle from one seeded by ``random_seed`` and the shard's index (`shuffle_rng`); records are
 serialized with sorted feature keys. So every output file is a function of the input files'
-contents, the vocabulary and the flags, byte for byte, whatever ``num_workers`` and whichever
-worker writes which shard (``num_shards`` counts; its default is ``num_workers``, so give it
-explicitly when the worker count may change). ``num_shards=1`` with any ``num_workers`` writes
+contents, the vocabulary (either kind, `albert_tf.text.vocabulary.load_tokenizer`) and the
+flags, byte for byte, whatever ``num_workers`` and whichever worker writes which shard
+(``num_shards`` counts; its default is ``num_workers``, so give it explicitly when the
+worker count may change). ``num_shards=1`` with any ``num_workers`` writes
 the same file as one process.
 
 Restarting: a shard is written to a hidden partial file (``.NAME.tmp-PID``), synced and
@@ -61,7 +65,6 @@ import dataclasses
 import math
 import os
 import random
-import string
 import sys
 import time
 
@@ -75,6 +78,10 @@ from albert_tf.data.pretraining_shards import (DATA_FORMAT, CreationError, Shard
                                                output_lock, plan_shards, region_documents,
                                                remove_partial_files, shard_paths, shuffle_rng,
                                                stale_outputs, write_json_atomic)
+from albert_tf.text.tokenizer import is_word_start_piece
+
+# The original name of the SentencePiece word-start rule (`AlbertTokenizer.is_word_start`).
+is_start_piece = is_word_start_piece
 
 
 @dataclasses.dataclass
@@ -137,19 +144,28 @@ class CreationStats:
                 setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
-_SPECIAL_PIECES = set('!"#$%&"()*+,-./:;?@[\\]^_`{|}~') | {"\u20ac", "\u00a3"}
-_WORD_CHARS = set(string.ascii_lowercase + string.digits)
+def _is_reserved(token: str) -> bool:
+    """A WordPiece token in brackets: the specials and BERT's ``[unusedN]`` slots."""
+    return len(token) > 2 and token.startswith("[") and token.endswith("]")
 
 
-def is_start_piece(piece: str) -> bool:
-    """The original rule: pieces starting a word are those starting with '▁' or '<',
-    punctuation pieces, and pieces with any character outside [a-z0-9]."""
-    return (piece.startswith("\u2581") or piece.startswith("<") or piece in _SPECIAL_PIECES
-            or not all(c.lower() in _WORD_CHARS for c in piece))
+def replacement_ids(tokenizer) -> list[int]:
+    """The ids a masked position may become in the random-piece case: every id but the
+    control, unknown and unused pieces (SentencePiece) or the special and ``[reserved]``
+    tokens (WordPiece)."""
+    sp = getattr(tokenizer, "sp_model", None)
+    if sp is not None:
+        return [i for i in range(tokenizer.vocab_size)
+                if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i))]
+    special = {tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id,
+               tokenizer.mask_id}
+    tokens = tokenizer.convert_ids_to_tokens(range(tokenizer.vocab_size))
+    return [i for i, t in enumerate(tokens) if i not in special and not _is_reserved(t)]
 
 
 class InstanceMaker:
-    """Documents (lists of raw lines) -> training instances, for one worker."""
+    """Documents (lists of raw lines) -> training instances, for one worker; ``tokenizer``:
+    `AlbertTokenizer` or `WordPieceTokenizer` (`albert_tf.text.vocabulary.load_tokenizer`)."""
 
     def __init__(self, tokenizer, config: PretrainingConfig, seed: int):
         self.tok = tokenizer
@@ -157,11 +173,9 @@ class InstanceMaker:
         self.seed = seed
         self.rng = random.Random(seed)
         self.stats = CreationStats()
-        vocab = [tokenizer.sp_model.id_to_piece(i) for i in range(tokenizer.vocab_size)]
-        self.is_start = [is_start_piece(p) for p in vocab]
-        sp = tokenizer.sp_model
-        self.random_ids = [i for i in range(tokenizer.vocab_size)
-                           if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i))]
+        vocab = tokenizer.convert_ids_to_tokens(range(tokenizer.vocab_size))
+        self.is_start = [tokenizer.is_word_start(p) for p in vocab]
+        self.random_ids = replacement_ids(tokenizer)
         ngrams = np.arange(1, config.ngram + 1)
         pvals = 1.0 / ngrams
         if config.favor_shorter_ngram:
@@ -472,14 +486,14 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _worker_main(worker, parent_pid, spm_model_file, cfg_dict, files, sizes, fp, key,
+def _worker_main(worker, parent_pid, vocab_file, cfg_dict, files, sizes, fp, key,
                  tasks, results):
     """Worker process: writes whole shards, taken one at a time from ``tasks``."""
     _die_with_parent(parent_pid)
     try:
-        from albert_tf.text.tokenizer import AlbertTokenizer
+        from albert_tf.text.vocabulary import load_tokenizer
         cfg = PretrainingConfig(**cfg_dict)
-        tok = AlbertTokenizer(spm_model_file, do_lower_case=cfg.do_lower_case)
+        tok = load_tokenizer(vocab_file, do_lower_case=cfg.do_lower_case)
         maker = InstanceMaker(tok, cfg, cfg.random_seed)
         while True:
             item = tasks.get()
@@ -505,21 +519,25 @@ def _stats_of(record: dict) -> CreationStats:
     return stats
 
 
-def create_pretraining_data(input_files, output_file: str, spm_model_file: str,
+def create_pretraining_data(input_files, output_file: str, vocab_file: str,
                             config: PretrainingConfig | None = None, num_workers: int = 1,
                             num_shards: int | None = None, progress: bool = True,
                             batch_docs: int = 64, log=None) -> dict:
     """Reads ``input_files`` (paths/globs), writes TFRecord shards; returns the summary.
+    ``vocab_file``: a SentencePiece model or a WordPiece ``vocab.txt`` (told apart by
+    content, `albert_tf.text.vocabulary`), or a model directory holding one.
 
     Finished shards of an earlier run with the same inputs and flags are kept; the others
     are (re)written. ``log(line)`` gets a line about what was kept and why not.
     ``batch_docs`` is unused (kept for compatibility)."""
     del batch_docs
-    from albert_tf.text.tokenizer import AlbertTokenizer
+    from albert_tf.text.vocabulary import find_vocabulary, load_tokenizer
     cfg = config or PretrainingConfig()
     cfg.validate()
     files = resolve_inputs(input_files)
-    AlbertTokenizer(spm_model_file, cfg.do_lower_case)   # fail fast on a bad vocabulary
+    if os.path.isdir(vocab_file):                  # a model directory: its vocabulary
+        vocab_file = find_vocabulary(vocab_file)[1]
+    tokenizer = load_tokenizer(vocab_file, cfg.do_lower_case)   # fails fast on a bad one
     num_workers = max(1, int(num_workers))
     num_shards = int(num_shards or num_workers)
     if num_shards < 1:
@@ -531,7 +549,7 @@ def create_pretraining_data(input_files, output_file: str, spm_model_file: str,
         read = ReadStats()
         sizes = [os.path.getsize(f) for f in files]
         plans = plan_shards(files, paths, cfg.document_per_file, read)
-        fp = creation_fingerprint(files, spm_model_file, cfg, num_shards)
+        fp = creation_fingerprint(files, vocab_file, cfg, num_shards)
         key = fingerprint_key(fp)
         records: dict[int, dict] = {}
         invalidated: dict[str, str] = {}
@@ -558,8 +576,7 @@ def create_pretraining_data(input_files, output_file: str, spm_model_file: str,
         done_bytes = sum(p.end - p.start for p in plans if p.index in records)
         workers = min(num_workers, len(todo))
         if workers <= 1:
-            maker = InstanceMaker(AlbertTokenizer(spm_model_file, cfg.do_lower_case), cfg,
-                                  cfg.random_seed)
+            maker = InstanceMaker(tokenizer, cfg, cfg.random_seed)
             instances = sum(r["stats"]["instances"] for r in records.values())
             for plan in todo:
                 def report(consumed, made):
@@ -569,7 +586,7 @@ def create_pretraining_data(input_files, output_file: str, spm_model_file: str,
                 instances += records[plan.index]["stats"]["instances"]
                 bar.update(done_bytes, instances)
         else:
-            _run_workers(files, sizes, spm_model_file, cfg, workers, todo, records, fp, key,
+            _run_workers(files, sizes, vocab_file, cfg, workers, todo, records, fp, key,
                          paths, bar, done_bytes)
     created = CreationStats()
     for s in sorted(records):
@@ -584,7 +601,7 @@ def create_pretraining_data(input_files, output_file: str, spm_model_file: str,
     return summary.as_dict()
 
 
-def _run_workers(files, sizes, spm_model_file, cfg, num_workers, todo, records, fp, key,
+def _run_workers(files, sizes, vocab_file, cfg, num_workers, todo, records, fp, key,
                  paths, bar, done_bytes):
     """Worker processes take the shards to write from one queue, one shard at a time (a
     shard's records do not depend on which worker writes it)."""
@@ -600,7 +617,7 @@ def _run_workers(files, sizes, spm_model_file, cfg, num_workers, todo, records, 
     procs = []
     for w in range(num_workers):
         p = ctx.Process(target=_worker_main, daemon=True,
-                        args=(w, os.getpid(), spm_model_file, dataclasses.asdict(cfg), files,
+                        args=(w, os.getpid(), vocab_file, dataclasses.asdict(cfg), files,
                               sizes, fp, key, tasks, results))
         p.start()
         procs.append(p)
@@ -660,4 +677,5 @@ def _run_workers(files, sizes, spm_model_file, cfg, num_workers, todo, records, 
 
 __all__ = ["CreationError", "Instance", "InstanceMaker", "PretrainingConfig", "ShardPlan",
            "completion_record_path", "create_pretraining_data", "instance_to_example_bytes",
-           "is_bookkeeping_file", "is_start_piece", "plan_shards", "shard_paths"]
+           "is_bookkeeping_file", "is_start_piece", "plan_shards", "replacement_ids",
+           "shard_paths"]

@@ -7,8 +7,9 @@ position. A shard is written through `ShardWriter` into a hidden partial file
 (``.NAME.tmp-PID``) renamed when complete; its completion record (``.NAME.done.json``,
 `completion_record_path`) holds the record count, size, sha256 and the fingerprint of what
 the records depend on (`creation_fingerprint`: the flags, the inputs' and the vocabulary's
-contents, `DATA_FORMAT`). `check_finished` says whether a rerun keeps a shard, or why not.
-The pipeline itself (tokenizing, instances, workers) is `albert_tf.data.pretraining_data`.
+contents, `DATA_FORMAT`; the vocabulary's kind is recorded too). `check_finished` says
+whether a rerun keeps a shard, or why not. The pipeline itself (tokenizing, instances,
+workers) is `albert_tf.data.pretraining_data`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import re
 from typing import Iterator
 
 from albert_tf.data.documents import ReadStats, iter_documents
+from albert_tf.text.vocabulary import vocabulary_kind
 
 DATA_FORMAT = 1    # bump whenever the same flags and inputs would give different records
 
@@ -141,18 +143,22 @@ def sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-def creation_fingerprint(files: list[str], spm_model_file: str, cfg,
+def creation_fingerprint(files: list[str], vocab_file: str, cfg,
                          num_shards: int) -> dict:
     """What the records depend on: the flags (not ``num_workers``), the input files' and the
-    vocabulary's contents (not their paths or times), the data format and package version."""
+    vocabulary's contents (not their paths or times), the data format and package version.
+    The vocabulary's kind (``sentencepiece``/``wordpiece``) is recorded beside its sha256;
+    being a function of the content, it is not part of `fingerprint_key` (shards written
+    before it was recorded stay valid)."""
     from albert_tf import __version__
     return {
         "format": DATA_FORMAT, "albert_tf": __version__,
         "flags": {**dataclasses.asdict(cfg), "num_shards": num_shards},
         "inputs": [{"path": os.path.abspath(f), "bytes": os.path.getsize(f),
                     "sha256": sha256_file(f)} for f in files],
-        "vocabulary": {"path": os.path.abspath(spm_model_file),
-                       "sha256": sha256_file(spm_model_file)},
+        "vocabulary": {"path": os.path.abspath(vocab_file),
+                       "kind": vocabulary_kind(vocab_file),
+                       "sha256": sha256_file(vocab_file)},
     }
 
 
@@ -161,6 +167,16 @@ def fingerprint_key(fp: dict) -> str:
            "inputs": [[i["bytes"], i["sha256"]] for i in fp["inputs"]],
            "vocabulary": fp["vocabulary"]["sha256"]}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def _vocabulary_change(old: dict, new: dict) -> str:
+    """How the fingerprinted vocabulary changed (its kind too when that changed), or ""."""
+    if old.get("sha256") == new["sha256"]:
+        return ""
+    kinds = old.get("kind"), new.get("kind")
+    if None in kinds or kinds[0] == kinds[1]:
+        return "the vocabulary changed"
+    return f"the vocabulary changed ({kinds[0]} -> {kinds[1]})"
 
 
 def what_changed(old: dict, new: dict) -> str:
@@ -172,8 +188,9 @@ def what_changed(old: dict, new: dict) -> str:
     if [(i.get("bytes"), i.get("sha256")) for i in old.get("inputs") or []] != \
             [(i["bytes"], i["sha256"]) for i in new["inputs"]]:
         changes.append("the input files changed")
-    if (old.get("vocabulary") or {}).get("sha256") != new["vocabulary"]["sha256"]:
-        changes.append("the vocabulary changed")
+    vocabulary = _vocabulary_change(old.get("vocabulary") or {}, new["vocabulary"])
+    if vocabulary:
+        changes.append(vocabulary)
     for k in ("format", "albert_tf"):
         if old.get(k) != new[k]:
             changes.append(f"{'data format' if k == 'format' else k} {old.get(k)} -> {new[k]}")

@@ -8,8 +8,10 @@
     answers = postprocess_predictions(examples, features, start_logits, end_logits)
 
 Layout: ``[CLS] question [SEP] context-window [SEP]``. Every context token keeps the character
-span of the original context it came from (``AlbertTokenizer.encode_with_offsets``), so a
-predicted token span maps back to the exact original text. ``start_position`` /
+span of the original context it came from (the tokenizer's ``encode_with_offsets``, either
+vocabulary: `AlbertTokenizer` spans include a piece's leading space, `WordPieceTokenizer`
+spans are a piece's characters, a ``##`` piece's part of its word), so a predicted token
+span maps back to the exact original text. ``start_position`` /
 ``end_position`` are 0 (``[CLS]``) for unanswerable questions and for windows that do not
 contain the whole answer.
 """

@@ -3,7 +3,7 @@
     task = load_task("rte", "/data/glue")   # a GLUE-layout directory
     # (the binaries pass $ALBERT_TF_DATA_DIR/glue; data_dir=None: tensorflow-datasets)
     task.train[0]      # Example(text_a=..., text_b=..., label="entailment")
-    tok = AlbertTokenizer("official_configs/vocab/imdb_pydocs_8k.model")
+    tok = load_tokenizer("official_configs/vocab/imdb_pydocs_8k.model")   # or a vocab.txt
     ds = classification_dataset(task.train, tok, max_seq_length=128, batch_size=32,
                                 is_training=True, seed=0, label_list=task.label_list)
 
@@ -513,7 +513,9 @@ def encode_tagged(example: Example, tokenizer, max_seq_length: int,
                   label_index: dict[str, int] | None) -> tuple[list[int], list[int]]:
     """(packed ids, labels): ``[CLS] pieces [SEP]``; each word's first piece carries its tag
     index (-2 for an untagged word), every other position -1 (negative labels are ignored
-    by the loss and the metrics)."""
+    by the loss and the metrics). Each word is encoded on its own, so its pieces are known
+    whatever the vocabulary (SentencePiece: ``▁`` starts the word; WordPiece: ``##``
+    continues it; neither is looked at)."""
     ids, labels = [tokenizer.cls_id], [-1]
     tags = example.label or [None] * len(example.text_a.split())
     for word, tag in zip(example.text_a.split(), tags):

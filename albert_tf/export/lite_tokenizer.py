@@ -196,3 +196,4 @@ class LiteTokenizer(tf.Module):
             types = tf.cast((j >= la + 2) & (j <= end), tf.int32)
         mask = tf.cast(j <= end, tf.int32)
         return {"input_word_ids": words, "input_mask": mask, "input_type_ids": types}
+

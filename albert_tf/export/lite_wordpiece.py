@@ -19,14 +19,8 @@ from __future__ import annotations
 
 from albert_tf.backend import tf
 from albert_tf.export.lite_tokenizer import LiteTokenizer
-
 # Custom op (as the TFLite flatbuffer names it) -> tflite_registrar function registering it.
-CUSTOM_OP_REGISTERERS = {
-    "FastBertNormalize": "AddFastBertNormalize",
-    "TFText>WhitespaceTokenizeWithOffsetsV2": "AddWhitespaceTokenize",
-    "FastWordpieceTokenizeWithOffsets": "AddFastWordpieceTokenize",
-    "TFText>ByteSplitWithOffsets": "AddByteSplit",
-}
+from albert_tf.export.metadata import WORDPIECE_CUSTOM_OPS as CUSTOM_OP_REGISTERERS  # noqa: F401
 
 
 class LiteWordPieceTokenizer(LiteTokenizer):

@@ -3,9 +3,11 @@
 A TFLite export directory::
 
     model.tflite      the model
-    metadata.json     task, labels, tokenizer settings, special ids, signatures (input and
-                      output names, dtypes, static shapes), custom ops to register, op report
-    vocab.model       the SentencePiece vocabulary the ids come from
+    metadata.json     task, labels, tokenizer (type, vocabulary file, casing, special ids),
+                      signatures (input and output names, dtypes, static shapes), custom ops
+                      and the tensorflow-text registrar functions that register them, op report
+    vocab.model       the vocabulary the ids come from: SentencePiece (``tokenizer.type``
+    or vocab.txt      ``sentencepiece``) or WordPiece (``wordpiece``), as in the model directory
     labels.txt        one label per line, in output order (classifiers)
 
 `write_metadata` writes them; `read_metadata` reads ``metadata.json`` back (for a model path
@@ -19,14 +21,23 @@ import os
 import shutil
 from typing import Any
 
+from albert_tf.text import vocabulary as vocab_lib
+
 FORMAT = "albert-tf-tflite"
 FORMAT_VERSION = 1
 MODEL_FILE = "model.tflite"
 METADATA_FILE = "metadata.json"
-VOCAB_FILE = "vocab.model"
 LABELS_FILE = "labels.txt"
-# tensorflow_text.core.pybinds.tflite_registrar function registering each custom op.
-CUSTOM_OP_REGISTERERS = {"TFText>FastSentencepieceTokenize": "AddFastSentencepieceTokenize"}
+# tensorflow_text.core.pybinds.tflite_registrar function registering each custom op of the
+# in-graph tokenizers (`albert_tf.export.lite_tokenizer`, `albert_tf.export.lite_wordpiece`).
+SENTENCEPIECE_CUSTOM_OPS = {"TFText>FastSentencepieceTokenize": "AddFastSentencepieceTokenize"}
+WORDPIECE_CUSTOM_OPS = {
+    "FastBertNormalize": "AddFastBertNormalize",
+    "TFText>WhitespaceTokenizeWithOffsetsV2": "AddWhitespaceTokenize",
+    "FastWordpieceTokenizeWithOffsets": "AddFastWordpieceTokenize",
+    "TFText>ByteSplitWithOffsets": "AddByteSplit",
+}
+CUSTOM_OP_REGISTERERS = {**SENTENCEPIECE_CUSTOM_OPS, **WORDPIECE_CUSTOM_OPS}
 
 
 class MetadataError(ValueError):
@@ -34,11 +45,14 @@ class MetadataError(ValueError):
 
 
 def special_ids(vocab_file: str) -> dict[str, int]:
-    import sentencepiece as spm
-    sp = spm.SentencePieceProcessor(model_file=vocab_file)
-    return {name: int(sp.piece_to_id(piece)) for name, piece in
-            (("pad", "<pad>"), ("unk", "<unk>"), ("cls", "[CLS]"), ("sep", "[SEP]"),
-             ("mask", "[MASK]"))}
+    """``pad``, ``unk``, ``cls``, ``sep``, ``mask`` ids of a vocabulary file (either kind)."""
+    tok = vocab_lib.load_tokenizer(vocab_file)
+    return {name: int(getattr(tok, f"{name}_id")) for name in ("pad", "unk", "cls", "sep", "mask")}
+
+
+def vocab_file_name(vocab_file: str) -> str:
+    """The name an export directory ships ``vocab_file`` under (``vocab.model``, ``vocab.txt``)."""
+    return vocab_lib.file_name(vocab_lib.vocabulary_kind(vocab_file))
 
 
 def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
@@ -67,8 +81,8 @@ def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
         "text_pair": bool(task_info.get("text_pair", False)),
         "max_seq_length": int(task_info.get("max_seq_length", 128)),
         "tokenizer": {
-            "type": "sentencepiece",
-            "vocab_file": VOCAB_FILE,
+            "type": vocab_lib.vocabulary_kind(vocab_file),
+            "vocab_file": vocab_file_name(vocab_file),
             "do_lower_case": bool(task_info.get("do_lower_case", True)),
             "special_ids": special_ids(vocab_file),
             "in_graph": any(v["dtype"] == "string" for s in sigs.values()
@@ -89,10 +103,11 @@ def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
 def write_metadata(directory: str, model_file: str, task_info: dict[str, Any],
                    vocab_file: str, quantization: str,
                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Writes metadata.json, vocab.model and labels.txt into ``directory`` (next to the model)."""
+    """Writes metadata.json, the vocabulary (``vocab.model`` or ``vocab.txt``) and labels.txt
+    into ``directory`` (next to the model)."""
     model_path = os.path.join(directory, model_file)
     meta = build_metadata(model_path, task_info, vocab_file, quantization, extra)
-    target = os.path.join(directory, VOCAB_FILE)
+    target = os.path.join(directory, meta["tokenizer"]["vocab_file"])
     if os.path.abspath(vocab_file) != os.path.abspath(target):
         shutil.copyfile(vocab_file, target)
     if meta["labels"]:

@@ -122,6 +122,14 @@ def _integer(ops_set: str) -> Callable[[Any, bool, bool], None]:
     return configure
 
 
+def _int8_per_tensor(converter, calibrated: bool, strict: bool) -> None:
+    """int8 with one weight scale per tensor: older runtimes (tflite-support 0.4.4's Task
+    Library) then compute exactly what LiteRT computes (per-channel int8 differed on 1 of
+    872 SST-2 dev sentences there, by one quantization step)."""
+    _integer("TFLITE_BUILTINS_INT8")(converter, calibrated, strict)
+    converter._experimental_disable_per_channel = True
+
+
 def _qat(converter, calibrated: bool, strict: bool) -> None:
     """int8 with the learned ranges; the task text calibrates what QAT leaves uncovered.
     Without calibration text only the weights are quantized (dynamic range)."""
@@ -156,6 +164,10 @@ for _recipe in (
                "int8_float_ops keeps the ops XNNPACK has no int8 kernel for in float",
                _integer("TFLITE_BUILTINS_INT8"), calibration=CALIBRATION_REQUIRED,
                float_ops_denylist=True, integer=True, reports_float_ops=True),
+        Recipe("int8_per_tensor", "int8 with one weight scale per tensor: the same "
+               "answers in older runtimes (TFLite Task Library 0.4.4)",
+               _int8_per_tensor, calibration=CALIBRATION_REQUIRED, float_ops_denylist=True,
+               integer=True, reports_float_ops=True),
         Recipe("int16x8", "int16 activations, int8 weights (more accurate, slower kernels)",
                _integer("EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8"),
                calibration=CALIBRATION_REQUIRED, reports_float_ops=True),
@@ -212,10 +224,10 @@ def representative_dataset(calibration, vocab_file: str, do_lower_case: bool,
     (the bare inputs for a single signature) of ``batch_size`` rows, spread over the
     signatures (buckets).
 
-    ``calibration`` is either (text_a, text_b) pairs, packed with the Python tokenizer
-    to each signature's length, or a features dict of int32 ``[n, seq]`` arrays already
-    packed (e.g. the training split's, as the compression stages encode it) whose ``seq``
-    must be that of every signature.
+    ``calibration`` is either (text_a, text_b) pairs, packed with the Python tokenizer of
+    ``vocab_file`` (SentencePiece or WordPiece) to each signature's length, or a features
+    dict of int32 ``[n, seq]`` arrays already packed (e.g. the training split's, as the
+    compression stages encode it) whose ``seq`` must be that of every signature.
     """
     import numpy as np
 
@@ -242,8 +254,8 @@ def representative_dataset(calibration, vocab_file: str, do_lower_case: bool,
 
         return gen
 
-    from albert_tf.text.tokenizer import AlbertTokenizer
-    tok = AlbertTokenizer(vocab_file, do_lower_case=do_lower_case)
+    from albert_tf.text.vocabulary import load_tokenizer
+    tok = load_tokenizer(vocab_file, do_lower_case=do_lower_case)   # either kind
     encoded = [(tok.encode(a), tok.encode(b) if b is not None else None) for a, b in calibration]
 
     def gen():

@@ -3,8 +3,8 @@
     export_saved_model("runs/sst2", "serving")     # -> serving/sst2/1/
 
 Layout: ``<base>/<name>/<version>/`` with ``saved_model.pb``, ``variables/`` and ``assets/``
-(``vocab.model``, the SentencePiece model the tokenizer was built from, and ``labels.txt``
-for classifiers). Signatures:
+(the vocabulary the tokenizer was built from: ``vocab.model``, SentencePiece, or
+``vocab.txt``, WordPiece; and ``labels.txt`` for classifiers). Signatures:
 
 ================  ==========================================  ===================================
 signature         inputs                                      outputs
@@ -33,9 +33,12 @@ mlm (pretrained)  the three int32 [B, S] ids                  ``mlm_logits`` [B,
                                                                ``sop_logits`` [B, 2]
 ================  ==========================================  ===================================
 
-Text is tokenized exactly as ``AlbertTokenizer.pack`` (``AlbertTFTokenizer``), truncated to
-the model's ``max_seq_length``; invalid UTF-8 is decoded with U+FFFD, so any byte string gets
-an answer. What differs by head comes from `albert_tf.task_heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing of albert_tf.
+Text is tokenized exactly as the Python tokenizer's ``pack`` (``AlbertTokenizer`` or
+``WordPieceTokenizer``, in the graph: `albert_tf.export.tokenizers.saved_model_tokenizer`),
+truncated to the model's ``max_seq_length``; invalid UTF-8 is decoded with U+FFFD (dropped
+by WordPiece), so any byte string gets an answer. What differs by head comes from
+`albert_tf.task_heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing
+of albert_tf.
 """
 
 from __future__ import annotations
@@ -55,15 +58,15 @@ class ServingModule(tf.Module):
 
     def __init__(self, source: ExportSource, labels_file: str | None = None):
         super().__init__(name="albert_serving")
-        from albert_tf.text.tf_tokenizer import AlbertTFTokenizer
+        from albert_tf.export.tokenizers import saved_model_tokenizer
 
         info = source.task_info
         self.source = source
         self.head = source.head
         self.model = source.model
         self.encoder = source.encoder
-        self.tokenizer = AlbertTFTokenizer(source.vocab_file, do_lower_case=info.do_lower_case,
-                                           fast=False, max_seq_length=info.max_seq_length)
+        self.tokenizer = saved_model_tokenizer(source.vocab_file, info.do_lower_case,
+                                          max_seq_length=info.max_seq_length, fast=False)
         self.vocab_asset = tf.saved_model.Asset(source.vocab_file)
         self.labels_asset = tf.saved_model.Asset(labels_file) if labels_file else None
         self.label_names = tf.constant(list(info.label_list)) if info.label_list else None

@@ -7,8 +7,10 @@ Every signature is a concrete function with static int32 ``[batch, seq]`` inputs
 shape ops. With several ``seq_lengths`` (buckets) the model holds one signature
 ``seq_<n>`` per bucket over the same weights. ``with_tokenizer=True`` instead builds the
 signatures ``serving_default`` (string ``text`` [batch] -> task outputs) and ``tokenize``
-(string -> the three ids) around `LiteTokenizer` (custom op ``FastSentencepieceTokenize``:
-register it with tensorflow-text's ``tflite_registrar``).
+(string -> the three ids) around the vocabulary's TFLite tokenizer
+(`albert_tf.export.tokenizers.lite_tokenizer`: SentencePiece, custom op
+``FastSentencepieceTokenize``; WordPiece, four tf-text custom ops; ``metadata.json`` lists
+the ``tflite_registrar`` functions that register them).
 
 Quantization (``quantization=``: a recipe of `albert_tf.export.quantization`, the one table
 the binaries and the pipeline read):
@@ -130,8 +132,8 @@ class _Holder(tf.Module):
 def _id_outputs(source: ExportSource, model: keras.Model, sdk: bool = False):
     """The outputs of the TFLite signatures: the head's (`albert_tf.task_heads`); ``sdk``:
     those of its SDK-shaped export (``sdk_lite_outputs``)."""
-    from albert_tf.text.tokenizer import AlbertTokenizer
-    sep_id = AlbertTokenizer(source.vocab_file).sep_id
+    from albert_tf.text.vocabulary import load_tokenizer
+    sep_id = load_tokenizer(source.vocab_file).sep_id
     lite_outputs = source.head.sdk_lite_outputs if sdk else source.head.lite_outputs
 
     def outputs(features):
@@ -161,10 +163,10 @@ def concrete_functions(source: ExportSource, model: keras.Model, seq_lengths: Se
         if not source.head.lite_tokenizer:
             raise ExportError(f"--with_tokenizer: not for {source.task_info.head} models; "
                               "export ids signatures (the runner tokenizes).")
-        from albert_tf.export.lite_tokenizer import LiteTokenizer
+        from albert_tf.export.tokenizers import lite_tokenizer
         info = source.task_info
-        holder.tokenizer = LiteTokenizer(source.vocab_file, info.do_lower_case,
-                                         max_seq_length=seq_lengths[0])
+        holder.tokenizer = lite_tokenizer(source.vocab_file, info.do_lower_case,
+                                          max_seq_length=seq_lengths[0])
         text_specs = [tf.TensorSpec([batch_size], tf.string, name=n) for n in source.text_inputs]
 
         def serving_default(*texts):
@@ -282,25 +284,42 @@ def with_export_head(source: ExportSource, head: str) -> ExportSource:
 SDK_METADATA_MODES = ("auto", "on", "off")
 
 
-def sdk_shaped(source: ExportSource, mode: str, seq_lengths: Sequence[int] | None,
-               batch_size: int, with_tokenizer: bool) -> bool:
-    """Whether the export is SDK-shaped with embedded metadata (see `export_tflite`)."""
+def _sdk_shape_problem(source: ExportSource, seq_lengths: Sequence[int] | None,
+                       batch_size: int, with_tokenizer: bool) -> str | None:
+    """Why the SDKs cannot run this export's signatures (None: they can)."""
+    seq_lengths = seq_lengths or [source.task_info.max_seq_length]
+    if with_tokenizer or batch_size != 1 or len(set(seq_lengths)) != 1:
+        return ("the mobile SDKs run one [1, seq] signature of ids; pass one --seq_lengths, "
+                "--batch_size=1 and no --with_tokenizer")
+    return source.head.sdk_problem(source.task_info, seq_lengths[0])
+
+
+def sdk_plan(source: ExportSource, mode: str, seq_lengths: Sequence[int] | None,
+             batch_size: int, with_tokenizer: bool) -> tuple[bytes | None, str | None]:
+    """``(vocabulary, None)`` when the export is SDK-shaped with embedded metadata (the
+    vocabulary file to embed, `albert_tf.export.sdk_metadata.sdk_vocabulary`), else
+    ``(None, why not)``; with ``mode="on"`` a reason is an `ExportError` (see
+    `export_tflite`)."""
     from albert_tf.export import sdk_metadata as sdk_lib
     if mode not in SDK_METADATA_MODES:
         raise ExportError(f"--sdk_metadata={mode!r}: use one of {SDK_METADATA_MODES}.")
     if mode == "off":
-        return False
+        return None, "--sdk_metadata=off"
     sdk_lib.check_head(source.head, requested=mode == "on")
-    single = (not with_tokenizer and batch_size == 1
-              and len(set(seq_lengths or [source.task_info.max_seq_length])) == 1)
-    if mode == "on" and not single:
-        raise ExportError("--sdk_metadata=on: the mobile SDKs run one [1, seq] signature of "
-                          "ids; pass one --seq_lengths, --batch_size=1 and no --with_tokenizer.")
-    seq_length = (seq_lengths or [source.task_info.max_seq_length])[0]
-    problem = source.head.sdk_problem(source.task_info, seq_length) if single else None
-    if mode == "on" and problem:
+    if not source.head.sdk_outputs:
+        return None, f"no mobile SDK runs {source.head.name!r} models"
+    problem = _sdk_shape_problem(source, seq_lengths, batch_size, with_tokenizer)
+    if problem and mode == "on":
         raise ExportError(f"--sdk_metadata=on: {problem}.")
-    return bool(source.head.sdk_outputs) and single and not problem
+    if problem:
+        return None, problem
+    sdk_lib.writers()             # the library is there before the slow conversion
+    try:
+        return sdk_lib.sdk_vocabulary(source.vocab_file, source.task_info.do_lower_case), None
+    except ExportError as e:      # the SDKs' tokenizer would give other ids than ours
+        if mode == "on":
+            raise
+        return None, str(e)
 
 
 def export_tflite(model_dir: str, output: str, quantization: str = "none",
@@ -316,11 +335,13 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     """Converts ``model_dir`` and writes the export directory ``output``; returns it.
 
     ``output`` receives ``model.tflite``, ``metadata.json`` (with the op report: which ops
-    compute in float), ``vocab.model`` and ``labels.txt``. ``head``: an export head put on
-    the model's encoder instead of its own (``"embedding"``). ``sdk_metadata``
-    (`albert_tf.export.sdk_metadata`): ``"auto"`` makes every export that a mobile SDK can
-    run (an SDK head, one ``[1, seq]`` ids signature) SDK-shaped, with the metadata embedded;
-    ``"on"`` requires it (an error names the SDK heads otherwise); ``"off"`` never.
+    compute in float), the vocabulary (``vocab.model`` or ``vocab.txt``) and ``labels.txt``.
+    ``head``: an export head put on the model's encoder instead of its own
+    (``"embedding"``). ``sdk_metadata`` (`albert_tf.export.sdk_metadata`): ``"auto"`` makes
+    every export that a mobile SDK can run (an SDK head, one ``[1, seq]`` ids signature, a
+    vocabulary whose ids the SDKs' tokenizer reproduces) SDK-shaped, with the metadata
+    embedded, and otherwise records why not (``metadata.json``: ``sdk`` null,
+    ``sdk_reason``); ``"on"`` requires it (an `ExportError` says why not); ``"off"`` never.
     """
     from albert_tf.export import analysis, metadata
 
@@ -331,12 +352,11 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     if os.path.exists(output) and not overwrite:
         raise ExportError(f"{output} already exists; pass --overwrite to replace it.")
     seq_lengths = list(seq_lengths) if seq_lengths else None
-    sdk = sdk_shaped(source, sdk_metadata, seq_lengths, batch_size, with_tokenizer)
-    sdk_vocab = None
+    sdk_vocab, sdk_reason = sdk_plan(source, sdk_metadata, seq_lengths, batch_size,
+                                     with_tokenizer)
+    sdk = sdk_vocab is not None
     if sdk:
         from albert_tf.export import sdk_metadata as sdk_lib
-        sdk_lib.writers()             # the library is there before the slow conversion
-        sdk_vocab = sdk_lib.sdk_vocabulary(source.vocab_file, source.task_info.do_lower_case)
     calibration = None
     if recipe.needs_calibration:
         calibration = calibration_texts(source, calibration_file, data_dir, num_calibration)
@@ -363,8 +383,11 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
         extra = {"text_inputs": list(source.text_inputs),
                  "sdk": {"runners": list(source.head.sdk_runners),
                          "input_names": dict(zip(INPUT_NAMES, sdk_lib.SDK_INPUT_NAMES)),
-                         "vocabulary": "embedded; ALBERT preprocessing in its normalizer"}
+                         "vocabulary": "embedded",
+                         "same_ids_as_albert_tf": sdk_lib.same_ids(sdk_vocab)}
                  if sdk else None}
+        if not sdk:
+            extra["sdk_reason"] = sdk_reason
         if recipe.integer:
             extra["integer_only"] = analysis.integer_only(report)
         if calibration:

@@ -21,6 +21,12 @@ from albert_tf.pipeline.pareto_report import Artifact, CompressionRun, choose_fi
 from albert_tf.pipeline.stages import Stage, StageRunner, python_module, write_json
 from albert_tf.training.experiment_config import ConfigValueError
 
+
+def _suffixed(name: str, kind: str) -> str:
+    """Stage and directory names of a vocabulary kind (SentencePiece keeps the plain name)."""
+    return name if kind == "sentencepiece" else f"{name}_{kind}"
+
+
 class Paths:
     """Where each stage writes, under the run's output directory."""
 
@@ -37,6 +43,15 @@ class Paths:
     @property
     def vocab_file(self) -> str:
         return self.vocab_prefix + ".model"
+
+    def vocabulary(self, kind: str) -> str:
+        """The vocabulary file of ``kind`` (SentencePiece: `vocab_file`)."""
+        return self.vocab_file if kind == "sentencepiece" else self("vocab_wordpiece",
+                                                                      "vocab.txt")
+
+    def pretraining_data(self, kind: str, pattern: str) -> str:
+        """``pretraining_data[_wordpiece]/<pattern>``: the MLM + SOP records of ``kind``."""
+        return self(_suffixed("pretraining_data", kind), pattern)
 
     def pretrain_dir(self, model: str) -> str:
         return self("pretrain", model)
@@ -108,31 +123,49 @@ def eval_curve(model_dir: str, origin: float, metric: str = "mlm_loss",
     return sorted((t - origin, v) for t, v in points)
 
 
-def data_stages(config: PipelineConfig, paths: Paths) -> list[Stage]:
+def vocabulary_stage(config: PipelineConfig, paths: Paths, kind: str) -> Stage:
+    """Trains the ``kind`` vocabulary on the corpora (stage ``vocabulary[_wordpiece]``)."""
+    vocab = config.vocabulary
+    inputs = [config.data_path(p) for p in vocab.input] or [paths("corpus", "train.txt")]
+    common = ("--input=" + ",".join(inputs), f"--vocab_size={vocab.vocab_size}",
+              f"--input_sentence_size={vocab.input_sentence_size}",
+              f"--do_lower_case={vocab.do_lower_case}")
+    if kind == "sentencepiece":
+        command = python_module("albert_tf.bin.train_spm", *common,
+                                f"--model_prefix={paths.vocab_prefix}")
+    else:
+        command = python_module("albert_tf.bin.train_vocab", *common, f"--type={kind}",
+                                f"--output={os.path.dirname(paths.vocabulary(kind))}")
+    return Stage(_suffixed("vocabulary", kind), command,
+                 collect=lambda: {"vocab_file": paths.vocabulary(kind)}, needs=("corpus_split",))
+
+
+def pretraining_data_stage(config: PipelineConfig, paths: Paths, kind: str,
+                           split: str) -> Stage:
+    """MLM + SOP records of the ``split`` corpus with the ``kind`` vocabulary."""
     vocab, corpus = config.vocabulary, config.corpus
-    vocab_inputs = [config.data_path(p) for p in vocab.input] or [paths("corpus", "train.txt")]
-    stages = [
-        Stage("corpus_split", None, collect=lambda: split_corpus(config, paths)),
-        Stage("vocabulary", python_module(
-            "albert_tf.bin.train_spm", "--input=" + ",".join(vocab_inputs),
-            f"--model_prefix={paths.vocab_prefix}", f"--vocab_size={vocab.vocab_size}",
-            f"--input_sentence_size={vocab.input_sentence_size}",
-            f"--do_lower_case={vocab.do_lower_case}"),
-            collect=lambda: {"vocab_file": paths.vocab_file}, needs=("corpus_split",)),
-    ]
-    for split in ("train", "heldout"):
-        summary = paths("pretraining_data", f"{split}_summary.json")
-        stages.append(Stage(f"pretraining_data_{split}", python_module(
-            "albert_tf.bin.create_pretraining_data",
-            f"--input_file={paths('corpus', split + '.txt')}",
-            f"--output_file={paths('pretraining_data', split + '.tfrecord')}",
-            f"--spm_model_file={paths.vocab_file}", f"--do_lower_case={vocab.do_lower_case}",
-            f"--max_seq_length={corpus.max_seq_length}",
-            f"--max_predictions_per_seq={corpus.max_predictions_per_seq}",
-            f"--dupe_factor={corpus.dupe_factor if split == 'train' else 1}",
-            f"--num_workers={corpus.num_workers if split == 'train' else 1}",
-            f"--random_seed={config.seed}", f"--summary_file={summary}", "--progress=false"),
-            collect=(lambda s=summary: _read_json(s)), needs=("vocabulary", "corpus_split")))
+    summary = paths.pretraining_data(kind, f"{split}_summary.json")
+    return Stage(f"{_suffixed('pretraining_data', kind)}_{split}", python_module(
+        "albert_tf.bin.create_pretraining_data",
+        f"--input_file={paths('corpus', split + '.txt')}",
+        f"--output_file={paths.pretraining_data(kind, split + '.tfrecord')}",
+        f"--spm_model_file={paths.vocabulary(kind)}", f"--do_lower_case={vocab.do_lower_case}",
+        f"--max_seq_length={corpus.max_seq_length}",
+        f"--max_predictions_per_seq={corpus.max_predictions_per_seq}",
+        f"--dupe_factor={corpus.dupe_factor if split == 'train' else 1}",
+        f"--num_workers={corpus.num_workers if split == 'train' else 1}",
+        f"--random_seed={config.seed}", f"--summary_file={summary}", "--progress=false"),
+        collect=(lambda s=summary: _read_json(s)),
+        needs=(_suffixed("vocabulary", kind), "corpus_split"))
+
+
+def data_stages(config: PipelineConfig, paths: Paths) -> list[Stage]:
+    """Corpus split, then per vocabulary kind in use: vocabulary and pretraining data."""
+    stages = [Stage("corpus_split", None, collect=lambda: split_corpus(config, paths))]
+    for kind in config.pretrain.vocab_kinds():
+        stages.append(vocabulary_stage(config, paths, kind))
+        stages += [pretraining_data_stage(config, paths, kind, split)
+                   for split in ("train", "heldout")]
     return stages
 
 
@@ -141,7 +174,8 @@ def pretrain_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
     model_dir = paths.pretrain_dir(model)
 
     name = f"pretrain_{model}"
-
+    kind = pretrain.vocab_type(model)
+    data = _suffixed("pretraining_data", kind)
     max_steps = pretrain.steps_for(model)
 
     def collect() -> dict[str, Any]:
@@ -154,8 +188,8 @@ def pretrain_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
     return Stage(name, python_module(
         "albert_tf.bin.pretrain", "--config_file=pretrain_albert_mini_imdb",
         f"--model_config={model}", f"--model_dir={model_dir}",
-        f"--train_files={paths('pretraining_data', 'train*.tfrecord*')}",
-        f"--eval_files={paths('pretraining_data', 'heldout*.tfrecord*')}",
+        f"--train_files={paths.pretraining_data(kind, 'train*.tfrecord*')}",
+        f"--eval_files={paths.pretraining_data(kind, 'heldout*.tfrecord*')}",
         f"--max_seq_length={corpus.max_seq_length}",
         f"--max_predictions_per_seq={corpus.max_predictions_per_seq}",
         f"--train_batch_size={pretrain.batch_size}",
@@ -167,9 +201,9 @@ def pretrain_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
         f"--checkpoint_interval={pretrain.validation_interval}",
         f"--steps_per_loop={min(100, pretrain.validation_interval)}",
         f"--seed={config.seed}",
-        f"--params_override=task.vocab_file={paths.vocab_file},"
+        f"--params_override=task.vocab_file={paths.vocabulary(kind)},"
         f"model.vocab_size={config.vocabulary.vocab_size}"),
-        collect=collect, needs=("pretraining_data_train", "pretraining_data_heldout"))
+        collect=collect, needs=(f"{data}_train", f"{data}_heldout"))
 
 
 def finetune_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
@@ -187,7 +221,8 @@ def finetune_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
         "--config_file=finetune_sst2_albert_mini", f"--data_dir={config.data_dir}",
         f"--model_config={model}", f"--model_dir={model_dir}",
         f"--init_checkpoint={os.path.join(paths.pretrain_dir(model), 'final')}",
-        f"--vocab_file={paths.vocab_file}", f"--max_seq_length={finetune.max_seq_length}",
+        f"--vocab_file={paths.vocabulary(config.pretrain.vocab_type(model))}",
+        f"--max_seq_length={finetune.max_seq_length}",
         f"--train_batch_size={finetune.batch_size}", f"--learning_rate={finetune.learning_rate}",
         f"--num_train_steps={finetune.max_steps}", f"--warmup_steps={finetune.warmup_steps}",
         f"--max_seconds={finetune.seconds}",

@@ -67,10 +67,22 @@ class PretrainConfig:
     max_steps: int = 5000
     max_steps_per_model: dict[str, int] = dataclasses.field(default_factory=dict)
     warmup_steps: int = 200
+    # A model's vocabulary kind, ``{bert_mini: wordpiece}``; the others use SentencePiece.
+    # Each kind in use gets its own vocabulary (same corpus and size) and pretraining data.
+    vocab_types: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def steps_for(self, model: str) -> int:
         """``model``'s step budget: its ``max_steps_per_model`` entry, else ``max_steps``."""
         return self.max_steps_per_model.get(model, self.max_steps)
+
+    def vocab_type(self, model: str) -> str:
+        """``model``'s vocabulary kind (`albert_tf.text.vocabulary.KINDS`)."""
+        return self.vocab_types.get(model, "sentencepiece")
+
+    def vocab_kinds(self) -> list[str]:
+        """The vocabulary kinds the pretrained models use, SentencePiece first."""
+        return sorted({self.vocab_type(m) for m in self.models},
+                      key=lambda kind: kind != "sentencepiece")
 
 
 @dataclasses.dataclass
@@ -227,6 +239,12 @@ def validate(config: PipelineConfig) -> None:
                                    "rate is positive and below 1 (e.g. 0.0005).")
     _check_pretrained("pretrain.max_steps_per_model", "caps", pretrain.max_steps_per_model,
                       pretrain.models)
+    _check_pretrained("pretrain.vocab_types", "vocabulary kinds", pretrain.vocab_types,
+                      pretrain.models)
+    for model, kind in pretrain.vocab_types.items():
+        if kind not in ("sentencepiece", "wordpiece"):
+            raise ConfigValueError(f"pretrain.vocab_types.{model}={kind!r}: use sentencepiece "
+                                   "or wordpiece.")
     for model, steps in pretrain.max_steps_per_model.items():
         if steps <= pretrain.warmup_steps:
             raise ConfigValueError(

@@ -331,6 +331,17 @@ class AlbertTFTokenizer(keras.layers.Layer):
             "input_type_ids": type_ids.to_tensor(0, shape=shape),
         }
 
+    # -- ids back to text --------------------------------------------------------------
+
+    def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
+        """The vocabulary's token string of each id (string, the shape of ``ids``)."""
+        tokens = self._py.convert_ids_to_tokens(range(self.vocab_size))
+        return tf.gather(tf.constant(tokens), ids)
+
+    def detokenize(self, ids: tf.RaggedTensor) -> tf.Tensor:
+        """String ``[B]``: the Python tokenizer's ``decode`` of each row of ``ids [B, (n)]``."""
+        return self._sp.detokenize(ids)
+
     def call(self, text_a, text_b=None, max_seq_length: int | None = None):
         if text_b is None and isinstance(text_a, (tuple, list)):
             text_a, text_b = (tuple(text_a) + (None,))[:2]
@@ -343,3 +354,4 @@ class AlbertTFTokenizer(keras.layers.Layer):
         config.update(do_lower_case=self.do_lower_case, fast=self.fast,
                       max_seq_length=self.max_seq_length)
         return config
+

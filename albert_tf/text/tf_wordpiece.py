@@ -326,6 +326,17 @@ class WordPieceTFTokenizer(AlbertTFTokenizer):
         values, row_splits = self._graph(text)
         return tf.RaggedTensor.from_row_splits(values, row_splits, validate=False)
 
+    def detokenize(self, ids: tf.RaggedTensor) -> tf.Tensor:
+        """String ``[B]``: ``WordPieceTokenizer.decode`` of each row of ``ids [B, (n)]``:
+        tokens joined by spaces, ``##`` continuations joined to the token before, [PAD],
+        [CLS], [SEP] and [MASK] dropped."""
+        control = tf.constant([self.pad_id, self.cls_id, self.sep_id, self.mask_id])
+        keep = tf.ragged.map_flat_values(
+            lambda v: tf.reduce_all(tf.not_equal(v[:, tf.newaxis], control), axis=1), ids)
+        tokens = self.id_to_token(tf.ragged.boolean_mask(ids, keep))          # [B, (n')]
+        joined = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
+        return tf.strings.regex_replace(joined, " " + SUFFIX_INDICATOR, "")
+
     def get_config(self):
         config = keras.layers.Layer.get_config(self)
         config.update(do_lower_case=self.do_lower_case, max_seq_length=self.max_seq_length)

@@ -26,6 +26,7 @@ import tempfile
 from typing import Iterable
 
 from albert_tf.text.spm_training import VocabularyError
+from albert_tf.text.wordpiece import SPECIAL_TOKENS as WORDPIECE_SPECIAL_TOKENS
 
 SENTENCEPIECE = "sentencepiece"
 WORDPIECE = "wordpiece"
@@ -33,9 +34,9 @@ KINDS = (SENTENCEPIECE, WORDPIECE)
 FILE_NAMES = {SENTENCEPIECE: "vocab.model", WORDPIECE: "vocab.txt"}
 SENTENCEPIECE_FILE = FILE_NAMES[SENTENCEPIECE]
 WORDPIECE_FILE = FILE_NAMES[WORDPIECE]
-# WordPiece special tokens in id order, as `albert-tf-train-vocab --type=wordpiece` writes
-# them (the SentencePiece models have <pad>, <unk>, [CLS], [SEP], [MASK] at the same ids).
-WORDPIECE_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# WORDPIECE_SPECIAL_TOKENS (`wordpiece.SPECIAL_TOKENS`): in id order, as `albert-tf-train-vocab
+# --type=wordpiece` writes them (the SentencePiece models have <pad>, <unk>, [CLS], [SEP],
+# [MASK] at the same ids).
 CASING_FILE = "tokenizer_config.json"     # the Hugging Face name for the same key
 HF_TOKENIZER_FILE = "tokenizer.json"      # a `tokenizers` tokenizer, vocabulary included
 # Embedding matrices are sometimes padded past the vocabulary to a multiple of 8 (NVIDIA's
@@ -91,13 +92,17 @@ def vocabulary_kind(path: str) -> str:
     if not os.path.isfile(path):
         raise VocabularyError(f"vocabulary file not found: {path}")
     with open(path, "rb") as f:
-        data = f.read()
+        return data_kind(f.read(), path)
+
+
+def data_kind(data: bytes, name: str = "the vocabulary") -> str:
+    """``sentencepiece`` or ``wordpiece``: the kind of a vocabulary file's content ``data``."""
     if _is_text(data):
         return WORDPIECE
     if _is_sentencepiece(data):
         return SENTENCEPIECE
     raise VocabularyError(
-        f"{path} is neither a SentencePiece model (a ModelProto, e.g. vocab.model) nor a "
+        f"{name} is neither a SentencePiece model (a ModelProto, e.g. vocab.model) nor a "
         "WordPiece vocabulary (UTF-8 text, one token per line, e.g. vocab.txt).")
 
 
@@ -218,6 +223,7 @@ def wordpiece_is_uncased(vocab_txt: str) -> bool:
 
 __all__ = ["CASING_FILE", "FILE_NAMES", "HF_TOKENIZER_FILE", "KINDS", "SENTENCEPIECE",
            "SENTENCEPIECE_FILE", "VocabularyError", "WORDPIECE", "WORDPIECE_FILE",
-           "WORDPIECE_SPECIAL_TOKENS", "check_vocab_size", "file_name", "find_vocabulary",
-           "kind_from_name", "load_tokenizer", "read_casing", "tokenizer_json_wordpiece",
-           "vocabulary_kind", "wordpiece_is_uncased", "write_casing", "write_vocab_txt"]
+           "WORDPIECE_SPECIAL_TOKENS", "check_vocab_size", "data_kind", "file_name",
+           "find_vocabulary", "kind_from_name", "load_tokenizer", "read_casing",
+           "tokenizer_json_wordpiece", "vocabulary_kind", "wordpiece_is_uncased",
+           "write_casing", "write_vocab_txt"]

@@ -22,21 +22,7 @@ from typing import Iterable, Iterator
 
 from albert_tf.text.spm_training import LineStats, VocabularyError, expand_inputs, iter_text_lines
 from albert_tf.text.vocabulary import WORDPIECE_SPECIAL_TOKENS, write_vocab_txt
-
-CONTINUATION_PREFIX = "##"
-MAX_INPUT_CHARS_PER_WORD = 100     # BERT: longer words are [UNK]
-
-
-def bert_tokenizer(do_lower_case: bool):
-    """An untrained `tokenizers.Tokenizer`: BERT's normalizer and pre-tokenizer, WordPiece."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
-    tokenizer = Tokenizer(models.WordPiece(unk_token=WORDPIECE_SPECIAL_TOKENS[1],
-                                           max_input_chars_per_word=MAX_INPUT_CHARS_PER_WORD))
-    tokenizer.normalizer = normalizers.BertNormalizer(
-        clean_text=True, handle_chinese_chars=True, strip_accents=do_lower_case,
-        lowercase=do_lower_case)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    return tokenizer
+from albert_tf.text.wordpiece import SUFFIX_INDICATOR, bert_pipeline
 
 
 def _check_size(tokens: list[str], vocab_size: int, limit_alphabet: int) -> None:
@@ -75,11 +61,11 @@ def train_wordpiece(inputs: Iterable[str], vocab_file: str, vocab_size: int = 30
                 return
             yield line
 
-    tokenizer = bert_tokenizer(do_lower_case)
+    tokenizer = bert_pipeline(do_lower_case)       # untrained: an empty vocabulary
     trainer = trainers.WordPieceTrainer(
         vocab_size=vocab_size, min_frequency=min_frequency, show_progress=False,
         special_tokens=list(WORDPIECE_SPECIAL_TOKENS), limit_alphabet=limit_alphabet,
-        continuing_subword_prefix=CONTINUATION_PREFIX)
+        continuing_subword_prefix=SUFFIX_INDICATOR)
     tokenizer.train_from_iterator(lines(), trainer=trainer)
     if stats.lines == 0:
         raise VocabularyError(f"no text to train on: {files} hold no non-empty UTF-8 line")

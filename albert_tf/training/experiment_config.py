@@ -132,8 +132,12 @@ class TaskConfig:
       name: finetuning task name for `albert_tf.data.task_data.load_task` (``sst2``,
         ``rte``, ``cola``, ``stsb``, ``mr``... or ``tsv:/path/to/dir``).
       data_dir: root of the task data (``$ALBERT_TF_DATA_DIR`` layout; empty: that variable).
-      vocab_file: SentencePiece model of the tokenizer.
-      do_lower_case: lower-case the text before SentencePiece.
+      vocab_file: the tokenizer's vocabulary, either kind (`albert_tf.text.vocabulary`): a
+        SentencePiece model (``vocab.model``) or a WordPiece ``vocab.txt``, or a model
+        directory holding one; empty: the project's SentencePiece model
+        (albert-tf-finetune: the ``--init_checkpoint`` model directory's vocabulary).
+      do_lower_case: lower-case the text before tokenizing (albert-tf-finetune: when not
+        given, the casing the ``--init_checkpoint`` model directory records).
       max_seq_length: sequence length (pretraining: of the TFRecords).
       max_predictions_per_seq: masked positions per sequence (pretraining).
       mlm_loss_weight / sop_loss_weight: pretraining loss weights.

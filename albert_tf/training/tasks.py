@@ -31,6 +31,7 @@ from albert_tf.training.experiment_config import ExperimentConfig
 
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_VOCAB = resources.DEFAULT_VOCAB
+VOCAB_FILE_HINT = "<SentencePiece .model or WordPiece vocab.txt>"
 
 
 class InputDataError(ValueError):
@@ -129,8 +130,18 @@ class Task:
         """``(TaskInfo or None, vocab file or None)`` written into exported model dirs."""
         return None, None
 
-    def _vocab_or_none(self):
+    def vocab_file(self) -> str:
+        """``task.vocab_file`` (default: the project's SentencePiece model) resolved: a
+        SentencePiece model or a WordPiece ``vocab.txt``, or the one a model directory
+        holds (`albert_tf.text.vocabulary.find_vocabulary`)."""
         vocab = resolve_path(self.config.task.vocab_file or DEFAULT_VOCAB)
+        if os.path.isdir(vocab):
+            from albert_tf.text.vocabulary import find_vocabulary
+            return find_vocabulary(vocab)[1]
+        return vocab
+
+    def _vocab_or_none(self):
+        vocab = self.vocab_file()
         return vocab if os.path.exists(vocab) else None
 
 
@@ -313,13 +324,14 @@ class ClassificationTask(Task):
 
     @property
     def tokenizer(self):
+        """`AlbertTokenizer` or `WordPieceTokenizer`, by the kind of ``task.vocab_file``."""
         if self._tokenizer is None:
-            from albert_tf.text.tokenizer import AlbertTokenizer
-            vocab = resolve_path(self.config.task.vocab_file or DEFAULT_VOCAB)
+            from albert_tf.text.vocabulary import load_tokenizer
+            vocab = self.vocab_file()
             if not os.path.exists(vocab):
                 raise FileNotFoundError(f"vocab_file {vocab!r} does not exist; pass "
-                                        "--vocab_file=<SentencePiece .model>.")
-            self._tokenizer = AlbertTokenizer(vocab, do_lower_case=self.config.task.do_lower_case)
+                                        f"--vocab_file={VOCAB_FILE_HINT}.")
+            self._tokenizer = load_tokenizer(vocab, do_lower_case=self.config.task.do_lower_case)
         return self._tokenizer
 
     @property
