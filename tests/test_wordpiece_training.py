@@ -207,11 +207,28 @@ def test_config_vocabulary_and_casing_default_to_the_init_directory(tmp_path, vo
     config = _finetune_config(init)
     assert config.task.vocab_file == os.path.join(init, "vocab.txt")
     assert config.task.do_lower_case is False and config.model.config == ""
-    given = _finetune_config(init, vocab_file="mine.model", do_lower_case=True)
-    assert (given.task.vocab_file, given.task.do_lower_case) == ("mine.model", True)
+    given = _finetune_config(init, vocab_file="mine.txt", do_lower_case=True)
+    assert (given.task.vocab_file, given.task.do_lower_case) == ("mine.txt", True)
     plain = _finetune_config()     # no init directory: albert_mini, the project's vocabulary
     assert (plain.task.vocab_file, plain.task.do_lower_case) == ("", True)
     assert plain.model.config == "albert_mini"
+
+
+def test_a_vocabulary_other_than_the_init_directorys_is_refused(tmp_path, vocab):
+    """A config file's SentencePiece vocab_file with a WordPiece init directory would give
+    the embeddings another vocabulary's ids: one line naming both and the flag."""
+    import shutil
+
+    from albert_tf.training.experiment_config import ConfigValueError
+    init = _bert_dir(str(tmp_path / "bert"), vocab)
+    project = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
+    with pytest.raises(ConfigValueError, match=r"\(sentencepiece\) is not the vocabulary .*"
+                       r"vocab.txt \(wordpiece\).*Pass --vocab_file=") as error:
+        _finetune_config(init, vocab_file=project)
+    assert "\n" not in str(error.value)
+    copy = str(tmp_path / "copy.txt")          # the same vocabulary elsewhere is fine
+    shutil.copyfile(vocab, copy)
+    assert _finetune_config(init, vocab_file=copy).task.vocab_file == copy
 
 
 # ----------------------------------------------------------------------- compression

@@ -120,11 +120,32 @@ def init_directory_defaults(config) -> None:
     model_dir = _init_model_dir(config)
     if not config.model.config and not model_dir:
         config.model.config = ExperimentConfig().model.config
-    if model_dir and not task.vocab_file and any(
+    if model_dir and any(
             os.path.isfile(os.path.join(model_dir, name)) for name in FILE_NAMES.values()):
-        task.vocab_file = vocab_path(model_dir)     # a one-line error when it holds both
+        shipped = vocab_path(model_dir)             # a one-line error when it holds both
+        if not task.vocab_file:
+            task.vocab_file = shipped
+        else:
+            _check_same_vocabulary(task.vocab_file, shipped)
     if task.do_lower_case is None:
         task.do_lower_case = _default_casing(model_dir, task.vocab_file)
+
+
+def _check_same_vocabulary(vocab_file: str, shipped: str) -> None:
+    """The vocabulary finetuning tokenizes with must be the one the ``--init_checkpoint``
+    model was trained with (its embedding rows are that vocabulary's ids)."""
+    from albert_tf.data.pretraining_shards import sha256_file
+    from albert_tf.text.vocabulary import vocabulary_kind
+    from albert_tf.training.tasks import resolve_path
+    from albert_tf.training.experiment_config import ConfigValueError
+    given = resolve_path(vocab_file)
+    if not os.path.isfile(given) or sha256_file(given) == sha256_file(shipped):
+        return                                      # a missing file has its own error
+    raise ConfigValueError(
+        f"task.vocab_file={vocab_file} ({vocabulary_kind(given)}) is not the vocabulary the "
+        f"--init_checkpoint model was trained with, {shipped} ({vocabulary_kind(shipped)}): "
+        f"its embeddings would get another vocabulary's ids. Pass --vocab_file={shipped} "
+        "(a config file's task.vocab_file is overridden by the flag).")
 
 
 def main(argv) -> None:
