@@ -34,26 +34,23 @@ SDKS = {"classify": ("mediapipe", "tflite_support"), "answer": ("tflite_support"
         "embed": ("mediapipe",)}
 
 
+def _scores(result) -> dict[str, float]:
+    """label -> score of a classifier result (both SDKs' result types have this shape)."""
+    return {c.category_name: float(c.score) for c in result.classifications[0].categories}
+
+
 def _mediapipe_classifier(model: str):
     from mediapipe.tasks.python import text
     from mediapipe.tasks.python.core.base_options import BaseOptions
     classifier = text.TextClassifier.create_from_options(text.TextClassifierOptions(
         base_options=BaseOptions(model_asset_path=model)))
-
-    def run(item):
-        categories = classifier.classify(item).classifications[0].categories
-        return {c.category_name: float(c.score) for c in categories}
-    return run
+    return lambda item: _scores(classifier.classify(item))
 
 
 def _task_library_classifier(model: str):
     from tflite_support.task import text
     classifier = text.BertNLClassifier.create_from_file(model)
-
-    def run(item):
-        categories = classifier.classify(item).classifications[0].categories
-        return {c.category_name: float(c.score) for c in categories}
-    return run
+    return lambda item: _scores(classifier.classify(item))
 
 
 def _task_library_answerer(model: str):

@@ -52,3 +52,16 @@ def pack_ids(ids_a: list[int], ids_b: list[int] | None, max_seq_length: int, cls
         mask += [0] * n
         type_ids += [0] * n
     return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
+
+
+class PacksText:
+    """``pack`` for a tokenizer (`AlbertTokenizer`, `WordPieceTokenizer`) that has
+    ``encode`` and ``cls_id`` / ``sep_id`` / ``pad_id``."""
+
+    def pack(self, text_a: str, text_b: str | None = None, max_seq_length: int = 128,
+             pad: bool = True) -> dict[str, list[int]]:
+        """``input_word_ids``, ``input_mask``, ``input_type_ids`` of one (pair of) text(s)."""
+        ids_a = self.encode(text_a)
+        ids_b = self.encode(text_b) if text_b is not None else None
+        return pack_ids(ids_a, ids_b, max_seq_length, self.cls_id, self.sep_id, self.pad_id,
+                        pad=pad)

@@ -16,7 +16,7 @@ import functools
 import os
 import string
 
-from albert_tf.text.packing import pack_ids
+from albert_tf.text.packing import PacksText
 from albert_tf.text.preprocessing import (CLS_PIECE, MASK_PIECE, PAD_PIECE, SEP_PIECE,
                                           SPIECE_UNDERLINE, UNK_PIECE, preprocess_text,
                                           preprocess_with_alignment)
@@ -55,7 +55,7 @@ def is_word_start_piece(piece: str) -> bool:
             or piece in _PUNCTUATION_PIECES or not all(c.lower() in _WORD_CHARS for c in piece))
 
 
-class AlbertTokenizer:
+class AlbertTokenizer(PacksText):
     """SentencePiece tokenizer with the original ALBERT preprocessing."""
 
     def __init__(self, spm_model_file: str | bytes, do_lower_case: bool = True):
@@ -175,12 +175,3 @@ class AlbertTokenizer:
                                                     or self.sp_model.is_unknown(i)):
                 table[i] = self.convert_tokens_to_ids(list(self._split_digit_comma(piece)))
         return table
-
-    # -- packing ---------------------------------------------------------------------
-
-    def pack(self, text_a: str, text_b: str | None = None, max_seq_length: int = 128,
-             pad: bool = True) -> dict[str, list[int]]:
-        ids_a = self.encode(text_a)
-        ids_b = self.encode(text_b) if text_b is not None else None
-        return pack_ids(ids_a, ids_b, max_seq_length, self.cls_id, self.sep_id, self.pad_id,
-                        pad=pad)

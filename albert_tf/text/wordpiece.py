@@ -32,7 +32,7 @@ import functools
 import os
 import sys
 
-from albert_tf.text.packing import pack_ids
+from albert_tf.text.packing import PacksText
 from albert_tf.text.preprocessing import to_text
 from albert_tf.text.spm_training import VocabularyError
 
@@ -154,7 +154,7 @@ def codepoint_mapping(do_lower_case: bool) -> dict[int, str]:
 # The tokenizer.
 
 
-class WordPieceTokenizer:
+class WordPieceTokenizer(PacksText):
     """BERT's WordPiece tokenizer with `AlbertTokenizer`'s interface.
 
     Args:
@@ -208,9 +208,3 @@ class WordPieceTokenizer:
         """Whether ``token`` starts a word (is no ``##`` continuation): whole-word masking."""
         return not token.startswith(SUFFIX_INDICATOR)
 
-    def pack(self, text_a: str, text_b: str | None = None, max_seq_length: int = 128,
-             pad: bool = True) -> dict[str, list[int]]:
-        ids_a = self.encode(text_a)
-        ids_b = self.encode(text_b) if text_b is not None else None
-        return pack_ids(ids_a, ids_b, max_seq_length, self.cls_id, self.sep_id, self.pad_id,
-                        pad=pad)
