@@ -231,6 +231,18 @@ def test_a_vocabulary_other_than_the_init_directorys_is_refused(tmp_path, vocab)
     assert _finetune_config(init, vocab_file=copy).task.vocab_file == copy
 
 
+def test_a_vocabulary_larger_than_the_embedding_is_refused(vocab, tok):
+    from albert_tf.training import testing
+    from albert_tf.training.experiment_config import ConfigValueError
+    from albert_tf.training.tasks import ClassificationTask
+    config = testing.tiny_experiment("")
+    config.task.vocab_file = vocab
+    config.model.config = "bert_tiny"         # 1,000 embedding rows
+    with pytest.raises(ConfigValueError, match=rf"has {tok.vocab_size} tokens but the model's "
+                       r"embedding has 1000 rows.*model.vocab_size="):
+        ClassificationTask(config).tokenizer
+
+
 # ----------------------------------------------------------------------- compression
 def test_compression_data_with_a_wordpiece_vocabulary(tmp_path, data_dir, vocab, tok):
     from albert_tf.compression.data import load_task_inputs

@@ -27,7 +27,7 @@ from albert_tf.checkpoints import CheckpointError, load_config_from_dir, restore
 from albert_tf.config import AlbertConfig, load_config
 from albert_tf.data.task_data import SENTEVAL_TASKS, SQUAD_TASKS, known_tasks
 from albert_tf.training import metrics as metrics_lib
-from albert_tf.training.experiment_config import ExperimentConfig
+from albert_tf.training.experiment_config import ConfigValueError, ExperimentConfig
 
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_VOCAB = resources.DEFAULT_VOCAB
@@ -331,7 +331,15 @@ class ClassificationTask(Task):
             if not os.path.exists(vocab):
                 raise FileNotFoundError(f"vocab_file {vocab!r} does not exist; pass "
                                         f"--vocab_file={VOCAB_FILE_HINT}.")
-            self._tokenizer = load_tokenizer(vocab, do_lower_case=self.config.task.do_lower_case)
+            tokenizer = load_tokenizer(vocab, do_lower_case=self.config.task.do_lower_case)
+            rows = self.albert_config.vocab_size
+            if tokenizer.vocab_size > rows:
+                raise ConfigValueError(
+                    f"task.vocab_file={vocab} has {tokenizer.vocab_size} tokens but the "
+                    f"model's embedding has {rows} rows (model.vocab_size): ids from {rows} "
+                    "on would index past it; use the vocabulary the model was trained with, "
+                    f"or model.vocab_size={tokenizer.vocab_size} for a new model.")
+            self._tokenizer = tokenizer
         return self._tokenizer
 
     @property
