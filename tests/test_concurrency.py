@@ -16,23 +16,20 @@ the job of the 60 s script (its RSS slope). No assertion on speed.
 from __future__ import annotations
 
 import gc
-import importlib.util
 import os
 import threading
 import weakref
 
 import pytest
 
+from tests.repo_files import load_script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_GROWTH_MB = 64
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "concurrency_benchmark", os.path.join(ROOT, "benchmarks", "concurrency.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/concurrency.py", "concurrency_benchmark")
 
 
 @pytest.fixture(scope="module")

@@ -17,16 +17,11 @@ from albert_tf.data.documents import iter_documents, split_sentences
 from albert_tf.data.pretraining import PretrainingDataError, pretraining_dataset
 from albert_tf.text.spm_training import VocabularyError
 from albert_tf.text.tokenizer import AlbertTokenizer
+from tests.repo_files import imdb_head
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 SEQ, PRED = 128, 20
-
-
-def _imdb_head(data_dir: str, n_bytes: int) -> bytes:
-    with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), "rb") as f:
-        data = f.read(n_bytes)
-    return data[: data.rfind(b"\n\n") + 2]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +34,7 @@ def corpus(tmp_path_factory, data_dir):
     """~300 KB of IMDB plus bad input: a non-UTF-8 line, empty documents, a one-sentence
     document."""
     path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    data = _imdb_head(data_dir, 300_000)
+    data = imdb_head(data_dir, 300_000)
     data += b"A broken \xff\xfe line in a document.\nIts second sentence is fine.\n\n\n\n"
     data += b"Just one sentence here.\n\n"
     data += b"First of two. Second of two.\n"
@@ -188,7 +183,7 @@ def test_cli_output_is_a_function_of_inputs_and_flags(tmp_path, data_dir):
 
 def test_memory_is_bounded_by_buffers_not_corpus(tmp_path, data_dir):
     """Peak Python memory for a 4x larger corpus stays flat (streaming, bounded buffers)."""
-    small = _imdb_head(data_dir, 100_000)
+    small = imdb_head(data_dir, 100_000)
     (tmp_path / "x1.txt").write_bytes(small)
     (tmp_path / "x4.txt").write_bytes(small * 4)
     config = pd.PretrainingConfig(max_seq_length=SEQ, max_predictions_per_seq=PRED,
@@ -227,7 +222,7 @@ def test_bad_inputs_fail_clearly(tmp_path, corpus):
 
 
 def test_cli_with_workers_and_shards(tmp_path, data_dir):
-    (tmp_path / "in.txt").write_bytes(_imdb_head(data_dir, 60_000))
+    (tmp_path / "in.txt").write_bytes(imdb_head(data_dir, 60_000))
     out = tmp_path / "shards" / "data.tfrecord"
     result = subprocess.run(
         [sys.executable, "-m", "albert_tf.bin.create_pretraining_data",

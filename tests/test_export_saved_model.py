@@ -11,17 +11,14 @@ import sys
 import numpy as np
 import pytest
 
+from tests.repo_files import load_script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _example(name: str):
     """``examples/serving/<name>.py`` (a client script, not part of the package)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(
-        name, os.path.join(ROOT, "examples", "serving", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(os.path.join("examples", "serving", f"{name}.py"))
 
 
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")

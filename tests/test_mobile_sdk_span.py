@@ -13,12 +13,12 @@ SDK's answer after our normalization (lower case, accents, quotes).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
 
 from tests.mobile_sdks import answers
+from tests.repo_files import load_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 200
@@ -26,11 +26,7 @@ QUESTIONS = 30
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "mobile_sdk_span", os.path.join(ROOT, "benchmarks", "mobile_sdk_span.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/mobile_sdk_span.py")
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,8 @@ from albert_tf.text.wordpiece import SPECIAL_TOKENS, WordPieceTokenizer
 from fuzzing import fuzz_examples
 
 CASINGS = {"uncased": True, "cased": False}
-EXTRA_ALPHABET = list("éèêëàâäçñüößøåæœíóúÉÀÇÑÜÖΑΣσςαβγδΩабвгдЖ中文字日本語國你好世界한국어😀🙂🎉ﬁ½")
+EXTRA_ALPHABET = list("éèêëàâäçñüößøåæœíóúÉÀÇÑÜÖΑΣσςαβγδΩабвгдЖ"
+                      "中文字日本語國你好世界한국어😀🙂🎉ﬁ½")
 NUM_GENERATED = fuzz_examples(2000)
 SEED = 18 if os.environ.get("ALBERT_TF_FUZZ_PROFILE") != "fuzz" else random.randrange(1 << 30)
 LITE_BATCH, LITE_SEQ = 64, 48
@@ -208,12 +209,15 @@ def test_encode_with_offsets(case, glue):
 
 
 def test_albert_tokenizer_is_word_start_is_the_pretraining_rule():
-    from albert_tf.data.pretraining_data import is_start_piece
+    """ALBERT's rule: a piece starts a word when it starts with '▁' or '<', is punctuation,
+    or has a character outside [a-z0-9]; WordPiece's: when it is no ``##`` continuation."""
     from albert_tf.text.tokenizer import AlbertTokenizer
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    tok = AlbertTokenizer(os.path.join(root, "official_configs", "vocab", "imdb_pydocs_8k.model"))
-    pieces = tok.convert_ids_to_tokens(range(tok.vocab_size)) + ["", "İ", "<x", "##a", "€"]
-    assert [tok.is_word_start(p) for p in pieces] == [is_start_piece(p) for p in pieces]
+    starts = {"\u2581the": True, "s": False, "ing": False, "123": False, "A": False, "": False,
+              ",": True, "\u20ac": True, "<unk>": True, "<x": True, "[CLS]": True, "##a": True,
+              "\u00e9": True, "\u0130": True}
+    assert {p: AlbertTokenizer.is_word_start(p) for p in starts} == starts
+    assert [WordPieceTokenizer.is_word_start(p) for p in ("the", "##s", "#", "[CLS]")] == [
+        True, False, True, True]
 
 
 def _write(path, content: bytes) -> str:

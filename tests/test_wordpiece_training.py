@@ -18,22 +18,16 @@ import pytest
 from albert_tf.text.vocabulary import WORDPIECE, load_tokenizer, write_casing
 from albert_tf.text.wordpiece import WordPieceTokenizer
 from albert_tf.text.wordpiece_training import train_wordpiece
+from tests.repo_files import imdb_head
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ, PRED = 64, 10
 
 
-def _imdb_head(data_dir: str, n_bytes: int) -> bytes:
-    """The first whole documents in ``n_bytes`` of the IMDB corpus."""
-    with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), "rb") as f:
-        data = f.read(n_bytes)
-    return data[: data.rfind(b"\n\n") + 2]
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory, data_dir) -> str:
     path = tmp_path_factory.mktemp("corpus") / "imdb.txt"
-    path.write_bytes(_imdb_head(data_dir, 200_000))
+    path.write_bytes(imdb_head(data_dir, 200_000))
     return str(path)
 
 

@@ -78,10 +78,6 @@ from albert_tf.data.pretraining_shards import (DATA_FORMAT, CreationError, Shard
                                                output_lock, plan_shards, region_documents,
                                                remove_partial_files, shard_paths, shuffle_rng,
                                                stale_outputs, write_json_atomic)
-from albert_tf.text.tokenizer import is_word_start_piece
-
-# The original name of the SentencePiece word-start rule (`AlbertTokenizer.is_word_start`).
-is_start_piece = is_word_start_piece
 
 
 @dataclasses.dataclass
@@ -677,5 +673,5 @@ def _run_workers(files, sizes, vocab_file, cfg, num_workers, todo, records, fp, 
 
 __all__ = ["CreationError", "Instance", "InstanceMaker", "PretrainingConfig", "ShardPlan",
            "completion_record_path", "create_pretraining_data", "instance_to_example_bytes",
-           "is_bookkeeping_file", "is_start_piece", "plan_shards", "replacement_ids",
+           "is_bookkeeping_file", "plan_shards", "replacement_ids",
            "shard_paths"]

@@ -98,14 +98,6 @@ def writers():
     return bert_nl_classifier, metadata_info, metadata_writer
 
 
-def available() -> bool:
-    try:
-        writers()
-    except ExportError:
-        return False
-    return True
-
-
 def check_head(head, requested: bool) -> None:
     """Refuses (when SDK metadata was asked for) a head no SDK runs."""
     from albert_tf import task_heads

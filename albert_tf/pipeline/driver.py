@@ -19,12 +19,13 @@ from albert_tf.pipeline import candidates as compress_lib
 from albert_tf.pipeline.pipeline_config import PipelineConfig, resolve_data_dir, validate
 from albert_tf.pipeline.pareto_report import Artifact, CompressionRun, choose_final, write_report
 from albert_tf.pipeline.stages import Stage, StageRunner, python_module, write_json
+from albert_tf.text.vocabulary import FILE_NAMES, SENTENCEPIECE
 from albert_tf.training.experiment_config import ConfigValueError
 
 
 def _suffixed(name: str, kind: str) -> str:
     """Stage and directory names of a vocabulary kind (SentencePiece keeps the plain name)."""
-    return name if kind == "sentencepiece" else f"{name}_{kind}"
+    return name if kind == SENTENCEPIECE else f"{name}_{kind}"
 
 
 class Paths:
@@ -46,8 +47,9 @@ class Paths:
 
     def vocabulary(self, kind: str) -> str:
         """The vocabulary file of ``kind`` (SentencePiece: `vocab_file`)."""
-        return self.vocab_file if kind == "sentencepiece" else self("vocab_wordpiece",
-                                                                      "vocab.txt")
+        if kind == SENTENCEPIECE:
+            return self.vocab_file
+        return self(_suffixed("vocab", kind), FILE_NAMES[kind])
 
     def pretraining_data(self, kind: str, pattern: str) -> str:
         """``pretraining_data[_wordpiece]/<pattern>``: the MLM + SOP records of ``kind``."""
@@ -130,7 +132,7 @@ def vocabulary_stage(config: PipelineConfig, paths: Paths, kind: str) -> Stage:
     common = ("--input=" + ",".join(inputs), f"--vocab_size={vocab.vocab_size}",
               f"--input_sentence_size={vocab.input_sentence_size}",
               f"--do_lower_case={vocab.do_lower_case}")
-    if kind == "sentencepiece":
+    if kind == SENTENCEPIECE:
         command = python_module("albert_tf.bin.train_spm", *common,
                                 f"--model_prefix={paths.vocab_prefix}")
     else:

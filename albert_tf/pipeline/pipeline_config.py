@@ -13,6 +13,7 @@ import os
 
 from albert_tf import hyperparams
 from albert_tf.hyperparams import ConfigValueError
+from albert_tf.text.vocabulary import KINDS, SENTENCEPIECE
 
 
 @dataclasses.dataclass
@@ -77,12 +78,12 @@ class PretrainConfig:
 
     def vocab_type(self, model: str) -> str:
         """``model``'s vocabulary kind (`albert_tf.text.vocabulary.KINDS`)."""
-        return self.vocab_types.get(model, "sentencepiece")
+        return self.vocab_types.get(model, SENTENCEPIECE)
 
     def vocab_kinds(self) -> list[str]:
         """The vocabulary kinds the pretrained models use, SentencePiece first."""
         return sorted({self.vocab_type(m) for m in self.models},
-                      key=lambda kind: kind != "sentencepiece")
+                      key=lambda kind: kind != SENTENCEPIECE)
 
 
 @dataclasses.dataclass
@@ -242,9 +243,9 @@ def validate(config: PipelineConfig) -> None:
     _check_pretrained("pretrain.vocab_types", "vocabulary kinds", pretrain.vocab_types,
                       pretrain.models)
     for model, kind in pretrain.vocab_types.items():
-        if kind not in ("sentencepiece", "wordpiece"):
-            raise ConfigValueError(f"pretrain.vocab_types.{model}={kind!r}: use sentencepiece "
-                                   "or wordpiece.")
+        if kind not in KINDS:
+            raise ConfigValueError(f"pretrain.vocab_types.{model}={kind!r}: use "
+                                   f"{' or '.join(KINDS)}.")
     for model, steps in pretrain.max_steps_per_model.items():
         if steps <= pretrain.warmup_steps:
             raise ConfigValueError(

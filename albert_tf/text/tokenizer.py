@@ -48,7 +48,7 @@ _WORD_CHARS = frozenset(string.ascii_lowercase + string.digits)
 
 
 def is_word_start_piece(piece: str) -> bool:
-    """The original whole-word-masking rule (``pretraining_data.is_start_piece``): pieces
+    """The original whole-word-masking rule of ALBERT's pretraining data: pieces
     starting with '▁' or '<', punctuation pieces, and pieces with a character outside
     [a-z0-9] start a word."""
     return (piece.startswith(SPIECE_UNDERLINE) or piece.startswith("<")

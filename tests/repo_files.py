@@ -1,0 +1,27 @@
+"""What several tests read beside the package: a repository script loaded as a module
+(`load_script`), and the first whole documents of the shared IMDB corpus (`imdb_head`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from types import ModuleType
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_script(relative_path: str, name: str | None = None) -> ModuleType:
+    """The script at ``ROOT/relative_path`` (``benchmarks/x.py``, ``examples/...``) as a
+    module, without installing or importing it as a package."""
+    name = name or os.path.splitext(os.path.basename(relative_path))[0]
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relative_path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def imdb_head(data_dir: str, n_bytes: int) -> bytes:
+    """The first whole documents within ``n_bytes`` of ``corpus/imdb-unsup.txt``."""
+    with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), "rb") as f:
+        data = f.read(n_bytes)
+    return data[: data.rfind(b"\n\n") + 2]
