@@ -32,6 +32,8 @@ INSTALL_REQUIRES = [
     "matplotlib>=3.8,<4",
 ]
 
+OPENVINO = ["openvino>=2026.4,<2027", "openvino-tokenizers>=2026.4,<2027", "nncf>=3.4,<4"]
+
 EXTRAS_REQUIRE = {
     "test": [
         "pytest>=9.0,<10",
@@ -44,7 +46,12 @@ EXTRAS_REQUIRE = {
         "onnx>=1.23,<2",
         "onnxruntime>=1.31,<2",
         "onnxscript>=0.7,<1",
+        "sympy>=1.13,<2",               # ONNX Runtime's transformer optimizer (onnx_opt*)
+        *OPENVINO,                      # albert-tf-export --format=openvino; peers
     ],
+    # The OpenVINO export (albert-tf-export --format=openvino): the runtime, its tokenizer
+    # ops (raw text in) and NNCF post-training int8.
+    "openvino": OPENVINO,
 }
 
 CONSOLE_SCRIPTS = [

@@ -3,7 +3,13 @@
 A runner loads one artifact and runs it on int32 token ids of a given ``[batch, seq]``
 shape. `albert_tf.benchmark.worker` runs one runner in a fresh process, so the peak
 RSS it reports is what that runtime alone costs (TensorFlow is never imported to run
-a TFLite or ONNX model).
+a TFLite, ONNX or OpenVINO model).
+
+Worker runtimes (`RUNNERS`): ``tflite``, ``tf``, ``torch``, ``torch_int8``, ``onnx`` (any
+ONNX file: the plain, optimized and int8 peers of `albert_tf.benchmark.peers`), and
+``openvino`` (IR at float32 precision), ``openvino_bf16`` (the same IR at bfloat16, OpenVINO's
+default on CPUs with AVX-512 BF16 / AMX), ``openvino_int8`` (an NNCF int8 IR at OpenVINO's
+default precision).
 """
 
 from __future__ import annotations
@@ -98,6 +104,17 @@ class TorchRunner(Runner):
         return run
 
 
+# The ONNX / OpenVINO peers' input names -> ours (`albert_tf.benchmark.peers.ONNX_INPUTS`).
+PEER_INPUT_NAMES = {"input_ids": "input_word_ids", "attention_mask": "input_mask",
+                    "token_type_ids": "input_type_ids"}
+
+
+def peer_feed(names, inputs: Inputs) -> dict[str, np.ndarray]:
+    """``inputs`` (ours or already peer-named) as int64 arrays keyed by the peer's ``names``."""
+    return {n: np.asarray(inputs[n] if n in inputs else inputs[PEER_INPUT_NAMES[n]], np.int64)
+            for n in names}
+
+
 class OnnxRunner(Runner):
     """ONNX Runtime CPU execution provider with ``threads`` intra-op threads."""
 
@@ -111,10 +128,55 @@ class OnnxRunner(Runner):
         self.input_names = [i.name for i in self.session.get_inputs()]
 
     def prepare(self, inputs: Inputs) -> Callable[[], object]:
-        names = {"input_ids": "input_word_ids", "attention_mask": "input_mask",
-                 "token_type_ids": "input_type_ids"}
-        feed = {n: inputs[names.get(n, n)].astype(np.int64) for n in self.input_names}
+        feed = peer_feed(self.input_names, inputs)
         return lambda: self.session.run(None, feed)
+
+    def outputs(self, inputs: Inputs) -> list[np.ndarray]:
+        """The model's outputs (``last_hidden_state``, ``pooler_output``) for ``inputs``."""
+        return [np.asarray(o) for o in self.prepare(inputs)()]
+
+
+class OpenVinoRunner(Runner):
+    """OpenVINO on CPU: an IR (``.xml`` + ``.bin``) compiled per static ``[batch, seq]``.
+
+    `prepare` reshapes the model to the shape of its inputs and compiles it for that shape
+    (static shapes, as our TFLite files are), with ``PERFORMANCE_HINT`` LATENCY and
+    ``INFERENCE_NUM_THREADS`` ``threads``, and makes one infer request.
+
+    ``precision`` (``INFERENCE_PRECISION_HINT``): ``"f32"`` is forced for the fp32 peer,
+    because on CPUs with AVX-512 BF16 / AMX-BF16 OpenVINO's default is ``bf16``, which is
+    not an fp32 peer; ``"bf16"`` is that default made explicit (`openvino_bf16`: a 16-bit
+    float peer). ``None`` sets no hint, i.e. OpenVINO's default: the choice for the NNCF int8
+    model (`openvino_int8`), whose quantized MatMuls run int8 and whose other operators
+    (LayerNorm, Softmax, GELU, ...) run at the CPU's default precision: bf16 on AVX-512
+    BF16 / AMX CPUs, f32 elsewhere. That is what an OpenVINO user deploying NNCF int8 gets.
+    """
+
+    def __init__(self, artifact: str, threads: int, precision: str | None = "f32"):
+        import openvino as ov
+        self.core = ov.Core()
+        self.model = self.core.read_model(artifact)
+        self.config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads}
+        if precision:
+            self.config["INFERENCE_PRECISION_HINT"] = precision
+        self.input_names = [i.get_any_name() for i in self.model.inputs]
+        self.compiled = None
+
+    def prepare(self, inputs: Inputs) -> Callable[[], object]:
+        feed = peer_feed(self.input_names, inputs)
+        self.model.reshape({name: list(value.shape) for name, value in feed.items()})
+        compiled = self.core.compile_model(self.model, "CPU", self.config)
+        request = compiled.create_infer_request()
+        self.compiled = compiled
+
+        def run(_compiled=compiled):   # holds this shape's compiled model with its request
+            return request.infer(feed)
+        return run
+
+    def outputs(self, inputs: Inputs) -> list[np.ndarray]:
+        """The model's outputs, in the model's output order, for ``inputs``."""
+        results = self.prepare(inputs)()
+        return [np.array(results[output]) for output in self.compiled.outputs]
 
 
 RUNNERS = {
@@ -123,4 +185,7 @@ RUNNERS = {
     "torch": lambda artifact, threads: TorchRunner(artifact, threads),
     "torch_int8": lambda artifact, threads: TorchRunner(artifact, threads, dynamic_int8=True),
     "onnx": lambda artifact, threads: OnnxRunner(artifact, threads),
+    "openvino": lambda artifact, threads: OpenVinoRunner(artifact, threads, "f32"),
+    "openvino_bf16": lambda artifact, threads: OpenVinoRunner(artifact, threads, "bf16"),
+    "openvino_int8": lambda artifact, threads: OpenVinoRunner(artifact, threads, None),
 }

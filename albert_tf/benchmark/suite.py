@@ -7,7 +7,17 @@ Per model (official configs with random weights, or given model directories):
   per static ``[batch, seq]``, on ``ai_edge_litert`` with XNNPACK;
 * ``torch`` / ``torch_int8``: Hugging Face ``transformers`` on the same weights
   (exported by `albert_tf.interop.converter.export_hf`), float32 and dynamic int8;
-* ``onnx`` / ``onnx_int8``: ONNX Runtime on the same weights, float32 and dynamic int8.
+* ``onnx`` / ``onnx_int8``: ONNX Runtime on the same weights, float32 and dynamic int8;
+* ``onnx_opt`` / ``onnx_opt_int8``: ONNX Runtime on the graph fused by its transformer
+  optimizer (Attention, SkipLayerNormalization, FastGelu, ...), float32 and dynamic int8;
+* ``openvino`` / ``openvino_bf16`` / ``openvino_int8``: OpenVINO on the same ONNX export
+  converted to IR, at float32 (forced), at bfloat16 (OpenVINO's default on CPUs with
+  AVX-512 BF16 / AMX: a 16-bit float peer, timed against the fp32 peak) and NNCF
+  post-training int8 calibrated on SST-2 train text.
+
+A runtime whose Python package is not installed (while building its artifact here, or
+loading it in the worker) is skipped with one line naming the package and the pip command;
+`benchmark_model` records it in ``skipped`` for the report.
 """
 
 from __future__ import annotations
@@ -21,8 +31,51 @@ from typing import Callable
 from albert_tf.benchmark.tables import Measurement
 
 RUNTIMES = ("tf", "tflite_none", "tflite_dynamic", "tflite_int8", "torch", "torch_int8",
-            "onnx", "onnx_int8")
-INT8_RUNTIMES = ("tflite_dynamic", "tflite_int8", "torch_int8", "onnx_int8")
+            "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8", "openvino", "openvino_bf16",
+            "openvino_int8")
+INT8_RUNTIMES = ("tflite_dynamic", "tflite_int8", "torch_int8", "onnx_int8", "onnx_opt_int8",
+                 "openvino_int8")
+# 16-bit float runtimes: timed against the fp32 peak like the fp32 ones (the report says so).
+BF16_RUNTIMES = ("openvino_bf16",)
+# Runtimes whose peer is exported from the Hugging Face layout of the model directory.
+HF_RUNTIMES = ("torch", "torch_int8", "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8",
+               "openvino", "openvino_bf16", "openvino_int8")
+# int8 calibration text: SST-2 *train* sentences (tflite_int8 and openvino_int8).
+SST2_TRAIN = os.path.join("glue", "SST-2", "train.tsv")
+NNCF_CALIBRATION_SENTENCES = 128
+# Where a missing package comes from: its pip name and the albert-tf extra that has it.
+_PIP_NAMES = {"ai_edge_litert": "ai-edge-litert", "tensorflow_text": "tensorflow-text",
+              "openvino_tokenizers": "openvino-tokenizers"}
+_EXTRAS = {"openvino": "openvino", "nncf": "openvino", "openvino_tokenizers": "openvino",
+           "torch": "test", "transformers": "test", "onnx": "test", "onnxruntime": "test",
+           "onnxscript": "test", "sympy": "test"}
+
+
+NOT_INSTALLED = "the Python package '{}' is not installed"
+
+
+def pip_fix(package: str) -> str:
+    """``pip install 'albert-tf[openvino]' or pip install nncf``: what installs ``package``."""
+    pip_name = _PIP_NAMES.get(package, package.replace("_", "-"))
+    extra = _EXTRAS.get(package)
+    return (f"pip install 'albert-tf[{extra}]' or pip install {pip_name}" if extra
+            else f"pip install {pip_name}")
+
+
+def require(*packages: str) -> None:
+    """Imports ``packages`` now: a missing one raises ModuleNotFoundError before an artifact
+    is announced or half built (sympy: the ONNX Runtime optimizer needs it but reports its
+    absence as a plain ImportError deep inside)."""
+    import importlib
+    for package in packages:
+        importlib.import_module(package)
+
+
+def _missing_package(error: ModuleNotFoundError) -> str | None:
+    """The top-level package of a ModuleNotFoundError, or None when it is one of ours (a
+    bug to raise, not a runtime to skip)."""
+    package = (error.name or "").split(".")[0]
+    return None if not package or package in ("albert_tf", "albert_tflite") else package
 
 
 
@@ -41,9 +94,14 @@ def random_model_dir(name: str, work_dir: str, seed: int = 0) -> str:
     path = os.path.join(work_dir, name, "model")
     if os.path.exists(os.path.join(path, "config.json")):
         return path
+    from albert_tf.text.vocabulary import pad_sentencepiece
     keras.utils.set_random_seed(seed)
     config = albert_tf.load_config(name)
-    vocab = resources.resolve(resources.DEFAULT_VOCAB)
+    # The default vocabulary, padded with unused pieces to the config's vocab_size: the
+    # official shapes (30000 / 30522 embedding rows) with a tokenizer that fits them.
+    os.makedirs(work_dir, exist_ok=True)
+    vocab = pad_sentencepiece(resources.resolve(resources.DEFAULT_VOCAB), config.vocab_size,
+                              os.path.join(work_dir, f"{name}_vocab.model"))
     albert_tf.save_model_dir(albert_tf.build_encoder(config), path, vocab_file=vocab)
     return path
 
@@ -55,6 +113,12 @@ class ArtifactBuilder:
                  echo: Callable[[str], None] = print):
         self.model_dir, self.work_dir, self.data_dir, self.echo = \
             model_dir, work_dir, data_dir, echo
+        self._fusions_shown = False
+
+    @property
+    def config(self):
+        from albert_tf.checkpoints import load_config_from_dir
+        return load_config_from_dir(self.model_dir)
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.work_dir, *parts)
@@ -79,6 +143,87 @@ class ArtifactBuilder:
         if not os.path.exists(int8_path):
             quantize_onnx_dynamic(float_path, int8_path)
         return int8_path
+
+    def onnx_opt(self, int8: bool) -> str:
+        """ONNX Runtime's transformer optimizer (`albert_tf.benchmark.peers.optimize_onnx`) on
+        a float export, and its dynamic int8; the fused-operator counts are printed once.
+
+        The optimizer's input is the HF model exported with ``attn_implementation="eager"``
+        (``model_eager.onnx``, same weights, same outputs as ``model.onnx``): its Attention
+        fusion matches the eager MatMul/Div/Add-mask/Softmax/MatMul pattern, not the graph the
+        exporter makes of `transformers`' default SDPA attention (MatMul/Mul/Where/IsNaN;
+        ``model.onnx``), on which no Attention fused for ALBERT or BERT (transformers 5,
+        onnxruntime 1.31). On the eager export (tiny and base configs): BERT fuses every
+        layer's Attention and the EmbedLayerNormalization; ALBERT fuses Attention in every
+        layer but the first, whose input is the embedding projection (MatMul + Add,
+        ``embedding_hidden_mapping_in``) rather than a LayerNorm: the optimizer's QKV pattern
+        does not match from that layer's SkipLayerNormalization, so it runs unfused. The
+        printed line says how many layers did not fuse.
+        """
+        from albert_tf.benchmark.peers import (describe_fusions, export_onnx, optimize_onnx,
+                                               quantize_onnx_dynamic, read_fusions)
+        eager = self.path("model_eager.onnx")
+        optimized = self.path("model_opt.onnx")
+        config = self.config
+        if not os.path.exists(optimized):
+            require("onnxruntime", "sympy")
+            if not os.path.exists(eager):
+                self.echo(f"  exporting {eager}")
+                export_onnx(self.hf_dir(), eager, attn_implementation="eager")
+            self.echo(f"  optimizing {optimized}")
+            optimize_onnx(eager, optimized, config.num_attention_heads, config.hidden_size)
+        if not self._fusions_shown:
+            self._fusions_shown = True
+            self.echo("  onnx_opt fusions: "
+                      + describe_fusions(read_fusions(optimized), config.num_hidden_layers))
+        if not int8:
+            return optimized
+        int8_path = self.path("model_opt_int8.onnx")
+        if not os.path.exists(int8_path):
+            self.echo(f"  quantizing {int8_path}")
+            # per_channel=False (per-tensor weight scales, ONNX Runtime's default, as for
+            # onnx_int8): on albert_base, b1 x s128, 2 threads, interleaved in fresh workers,
+            # per-tensor ran 20.8-20.9 ms and per-channel 20.6-21.0 ms, i.e. no faster
+            # within the noise, so the default stays.
+            quantize_onnx_dynamic(optimized, int8_path, per_channel=False, optimized=True)
+        return int8_path
+
+    def openvino(self) -> str:
+        """OpenVINO IR (``openvino/model.xml`` + ``.bin``) of the float ONNX export."""
+        from albert_tf.benchmark.peers import export_openvino
+        xml = self.path("openvino", "model.xml")
+        if not os.path.exists(xml):
+            require("openvino")
+            onnx_path = self.onnx(int8=False)
+            self.echo(f"  converting {xml}")
+            export_openvino(onnx_path, xml)
+        return xml
+
+    def sst2_train(self) -> str:
+        path = os.path.join(self.data_dir or "", SST2_TRAIN)
+        if not self.data_dir or not os.path.isfile(path):
+            from albert_tf import resources
+            raise FileNotFoundError(f"{path if self.data_dir else '<data_dir>/' + SST2_TRAIN} "
+                                    f"not found (int8 calibrates on SST-2 train text): "
+                                    f"{resources.data_dir_fix()} to the data directory.")
+        return path
+
+    def openvino_int8(self, shapes: list[tuple[int, int]]) -> str:
+        """NNCF int8 IR of `openvino`, calibrated on `NNCF_CALIBRATION_SENTENCES` SST-2 train
+        sentences packed to the longest sequence length of ``shapes`` (one IR for every
+        shape: the runner reshapes it)."""
+        from albert_tf.benchmark.peers import calibration_samples, quantize_openvino_int8
+        seq = max(s for _, s in shapes)
+        xml = self.path("openvino", f"model_int8_s{seq}.xml")
+        if not os.path.exists(xml):
+            require("openvino", "nncf")
+            float_xml = self.openvino()
+            samples = calibration_samples(self.model_dir, self.sst2_train(), seq,
+                                          NNCF_CALIBRATION_SENTENCES)
+            self.echo(f"  quantizing {xml} (NNCF, {len(samples)} SST-2 train sentences, "
+                      f"seq {seq})")
+            quantize_openvino_int8(float_xml, xml, samples)
+        return xml
 
     def saved_model(self) -> str:
         from albert_tf.export.saved_model import export_saved_model
@@ -127,17 +272,29 @@ class ArtifactBuilder:
             return runtime, self.hf_dir()
         if runtime in ("onnx", "onnx_int8"):
             return "onnx", self.onnx(int8=runtime == "onnx_int8")
+        if runtime in ("onnx_opt", "onnx_opt_int8"):
+            return "onnx", self.onnx_opt(int8=runtime == "onnx_opt_int8")
+        if runtime in ("openvino", "openvino_bf16"):
+            return runtime, self.openvino()
+        if runtime == "openvino_int8":
+            return runtime, self.openvino_int8(shapes)
         raise ValueError(f"unknown runtime {runtime!r}; use one of {RUNTIMES}.")
 
 
 def time_in_worker(runtime: str, artifact: str, shapes: list[tuple[int, int]], vocab_size: int,
                    threads: int, min_seconds: float) -> dict:
-    """Runs `albert_tf.benchmark.worker` in a fresh process; returns its JSON."""
+    """Runs `albert_tf.benchmark.worker` in a fresh process; returns its JSON. Raises
+    ModuleNotFoundError (``name``: the package) when the worker reports that the runtime's
+    package is not installed."""
+    from albert_tf.benchmark.worker import MISSING_PACKAGE_EXIT
     command = [sys.executable, "-m", "albert_tf.benchmark.worker", f"--runtime={runtime}",
                f"--artifact={artifact}", "--shapes=" + ",".join(f"{b}x{s}" for b, s in shapes),
                f"--vocab_size={vocab_size}", f"--threads={threads}",
                f"--min_seconds={min_seconds}"]
     result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode == MISSING_PACKAGE_EXIT:
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+        raise ModuleNotFoundError(report["message"], name=report["package"])
     if result.returncode != 0:
         raise RuntimeError(f"{runtime} on {artifact} failed:\n{result.stderr[-2000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -148,27 +305,50 @@ def file_size(runtime: str, artifact: str, batch: int, seq: int) -> float:
         return _size_mib(artifact.format(batch=batch, seq=seq))
     if runtime in ("torch", "torch_int8"):
         return _size_mib(os.path.join(artifact, "model.safetensors"))
+    if runtime.startswith("openvino"):   # IR: the graph (.xml) and its weights (.bin)
+        return _size_mib(artifact) + _size_mib(os.path.splitext(artifact)[0] + ".bin")
     return _size_mib(artifact)
 
 
 def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, data_dir: str,
-                    threads: int, min_seconds: float, cpu, echo=print) -> list[Measurement]:
+                    threads: int, min_seconds: float, cpu, echo=print,
+                    skipped: dict[str, str] | None = None) -> list[Measurement]:
+    """Builds and times each runtime of one model; returns its measurements.
+
+    ``skipped`` (runtime -> reason) collects the runtimes that could not run, across models:
+    one whose package is missing is reported with one line the first time and then left
+    out for every later model (the package will not appear mid-run)."""
     import albert_tf
     from albert_tf.benchmark.flops import flops_per_sequence
     from albert_tf.checkpoints import load_config_from_dir
     config = load_config_from_dir(model_dir)
     builder = ArtifactBuilder(model_dir, os.path.join(work_dir, name), data_dir, echo)
+    skipped = {} if skipped is None else skipped
+    missing = {r for r, reason in skipped.items() if reason.endswith(" is not installed")}
     rows = []
     for runtime in runtimes:
-        if runtime.startswith("torch") or runtime.startswith("onnx"):
+        if runtime in missing:
+            continue
+        if runtime in HF_RUNTIMES:
             if config.sharing != "all" and not config.is_bert:
                 echo(f"  {name}: {runtime} skipped (no Hugging Face layout for "
                      f"sharing={config.sharing})")
+                skipped.setdefault(runtime, f"{name}: no Hugging Face layout for "
+                                   f"sharing={config.sharing}")
                 continue
-        worker_runtime, artifact = builder.artifact(runtime, shapes)
-        echo(f"  timing {name} {runtime} {shapes}")
-        timed = time_in_worker(worker_runtime, artifact, shapes, config.vocab_size, threads,
-                               min_seconds)
+        try:
+            worker_runtime, artifact = builder.artifact(runtime, shapes)
+            echo(f"  timing {name} {runtime} {shapes}")
+            timed = time_in_worker(worker_runtime, artifact, shapes, config.vocab_size, threads,
+                                   min_seconds)
+        except ModuleNotFoundError as e:
+            package = _missing_package(e)
+            if package is None:
+                raise
+            skipped[runtime] = NOT_INSTALLED.format(package)
+            missing.add(runtime)
+            echo(f"  {runtime}: skipped: {skipped[runtime]} ({pip_fix(package)})")
+            continue
         for r in timed["results"]:
             gflops = flops_per_sequence(config, r["seq"]) / 1e9
             peak = cpu.peak_int8_gops(threads) if runtime in INT8_RUNTIMES else \

@@ -4,7 +4,10 @@
         --shapes=1x128,32x128 --vocab_size=30000 --threads=2
 
 Prints one JSON object: per shape the median and p90 latency (ms), sequences/s, and
-the process's peak RSS (MiB) after all shapes ran.
+the process's peak RSS (MiB) after all shapes ran. When the runtime's Python package is
+not installed (a ModuleNotFoundError while loading or preparing the model), it prints
+``{"error": "missing_package", "package": NAME, ...}`` instead and exits with
+`MISSING_PACKAGE_EXIT`, so the driver can skip that runtime with one line.
 """
 
 from __future__ import annotations
@@ -18,11 +21,17 @@ import time
 
 from albert_tf.benchmark.runtimes import RUNNERS, token_inputs
 
+MISSING_PACKAGE_EXIT = 3   # the runtime's package is not installed (JSON on stdout says which)
 
-def time_call(call, min_iterations: int, min_seconds: float, warmup: int) -> list[float]:
-    """Latencies in ms: ``warmup`` untimed calls, then until both minimums are met."""
+
+def time_call(call, min_iterations: int, min_seconds: float, warmup: int,
+              on_warm=None) -> list[float]:
+    """Latencies in ms: ``warmup`` untimed calls, then until both minimums are met.
+    ``on_warm()`` runs between the two (the profiler starts sampling there)."""
     for _ in range(warmup):
         call()
+    if on_warm is not None:
+        on_warm()
     latencies: list[float] = []
     start = time.perf_counter()
     while len(latencies) < min_iterations or time.perf_counter() - start < min_seconds:
@@ -56,6 +65,25 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def _enable_perf(control: str | None) -> None:
+    """Tells a waiting ``perf record --control=fifo:...`` to start sampling."""
+    if control:
+        with open(control, "w", encoding="ascii") as f:
+            f.write("enable\n")
+
+
+def _missing_package(runtime: str, error: ModuleNotFoundError) -> int:
+    """Prints the missing-package JSON; re-raises when the missing module is our own (a
+    bug, not an uninstalled runtime)."""
+    package = (error.name or "").split(".")[0]
+    if not package or package in ("albert_tf", "albert_tflite"):
+        raise error
+    json.dump({"runtime": runtime, "error": "missing_package", "package": package,
+               "message": str(error)}, sys.stdout)
+    print()
+    return MISSING_PACKAGE_EXIT
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runtime", required=True, choices=sorted(RUNNERS))
@@ -66,14 +94,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min_iterations", type=int, default=10)
     parser.add_argument("--min_seconds", type=float, default=3.0)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--perf_control", default=None, help="a `perf record --control` "
+                        "FIFO: sampling is enabled after the warm-up (albert_tf.benchmark."
+                        "profile), so loading and packing the model are not in the profile")
     args = parser.parse_args(argv)
 
-    runner = RUNNERS[args.runtime](args.artifact, args.threads)
+    try:
+        runner = RUNNERS[args.runtime](args.artifact, args.threads)
+    except ModuleNotFoundError as e:
+        return _missing_package(args.runtime, e)
     results = []
     for shape in args.shapes.split(","):
         batch, seq = (int(v) for v in shape.lower().split("x"))
-        call = runner.prepare(token_inputs(batch, seq, args.vocab_size))
-        latencies = time_call(call, args.min_iterations, args.min_seconds, args.warmup)
+        try:   # some runners import their runtime here (TFLite)
+            call = runner.prepare(token_inputs(batch, seq, args.vocab_size))
+        except ModuleNotFoundError as e:
+            return _missing_package(args.runtime, e)
+        latencies = time_call(call, args.min_iterations, args.min_seconds, args.warmup,
+                              on_warm=lambda: _enable_perf(args.perf_control))
         median = statistics.median(latencies)
         results.append({"batch": batch, "seq": seq, "median_ms": median,
                         "p90_ms": percentile(latencies, 0.9), "iterations": len(latencies),

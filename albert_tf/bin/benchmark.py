@@ -1,5 +1,5 @@
 """albert-tf-benchmark: CPU inference of ALBERT vs BERT at every size, our artifacts vs
-PyTorch and ONNX Runtime on the same weights, against the CPU's measured peak.
+PyTorch, ONNX Runtime and OpenVINO on the same weights, against the CPU's measured peak.
 
     albert-tf-benchmark --quick                      # ~ albert_base vs bert_base, b1 x s128
     albert-tf-benchmark --models=albert_base,albert_large,albert_xlarge,albert_xxlarge,\\
@@ -13,6 +13,9 @@ Writes report.md, results.json and latency_vs_flops.png to --output_dir. With
 sentences, tokenized, bucketed by length, batched; sentences/s and, for SST-2 finetuned
 model directories, accuracy), per TFLite quantization and batch size; --shapes= (empty)
 skips the per-shape latency runs.
+
+A runtime whose Python package is not installed is skipped with one line naming the
+package and the pip command; the report lists it under "skipped".
 """
 
 from __future__ import annotations
@@ -34,7 +37,10 @@ def define_flags() -> None:
                       "Official configs to time with random weights.")
     flags.DEFINE_list("model_dirs", [], "Model directories (trained weights) to time as well.")
     flags.DEFINE_list("runtimes", None, "Runtimes (default: all): tf, tflite_none, tflite_dynamic, "
-                      "tflite_int8, torch, torch_int8, onnx, onnx_int8.")
+                      "tflite_int8, torch, torch_int8, onnx, onnx_int8, onnx_opt (ONNX Runtime "
+                      "transformer optimizer), onnx_opt_int8, openvino (f32), openvino_bf16 "
+                      "(OpenVINO's default precision on AVX-512 BF16 / AMX CPUs), openvino_int8 "
+                      "(NNCF, calibrated on SST-2 train).")
     flags.DEFINE_list("shapes", ["1x128", "32x128", "1x384", "32x384", "1x16", "1x32"],
                       "BATCHxSEQ shapes.")
     flags.DEFINE_integer("threads", 2, "Threads per runtime.")
@@ -63,7 +69,8 @@ def main(argv: list[str]) -> None:
     del argv
     from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.benchmark.tables import write_report
-    from albert_tf.benchmark.suite import RUNTIMES, benchmark_model, random_model_dir
+    from albert_tf.benchmark.suite import (BF16_RUNTIMES, RUNTIMES, benchmark_model,
+                                           random_model_dir)
 
     models, shapes, runtimes = FLAGS.models, FLAGS.shapes, FLAGS.runtimes or list(RUNTIMES)
     min_seconds = FLAGS.min_seconds
@@ -76,16 +83,20 @@ def main(argv: list[str]) -> None:
         raise app.UsageError(f"--runtimes: unknown {unknown}; use {list(RUNTIMES)}.")
     from albert_tf import resources
     data_dir = resources.data_dir_or_none(FLAGS.data_dir)
-    if shapes and any(r.endswith("int8") and r.startswith("tflite") for r in runtimes):
+    calibrated = [r for r in ("tflite_int8", "openvino_int8") if r in runtimes]
+    if shapes and calibrated:
+        names = " and ".join(calibrated)
         try:   # int8 calibration reads <data_dir>/glue/SST-2/train.tsv
             data_dir = resources.data_dir(FLAGS.data_dir)
         except resources.DataDirError as e:
-            raise app.UsageError(f"tflite_int8 calibrates on SST-2 train text: {e}")
+            raise app.UsageError(f"{names} calibrate{'s' * (len(calibrated) == 1)} on SST-2 "
+                                 f"train text: {e}")
         calibration = os.path.join(data_dir, "glue", "SST-2", "train.tsv")
         if not os.path.isfile(calibration):
-            raise app.UsageError(f"{calibration} not found (tflite_int8 calibrates on it): "
+            raise app.UsageError(f"{calibration} not found ({names} calibrate"
+                                 f"{'s' * (len(calibrated) == 1)} on it): "
                                  f"{resources.data_dir_fix()} to the data directory, or leave "
-                                 "tflite_int8 out of --runtimes.")
+                                 f"{names} out of --runtimes.")
     parsed = []
     for shape in shapes:
         try:
@@ -129,12 +140,13 @@ def main(argv: list[str]) -> None:
     targets = [(name, random_model_dir(name, work)) for name in models]
     targets += [(os.path.basename(os.path.normpath(d)), d) for d in FLAGS.model_dirs]
     rows, e2e_rows = [], []
+    skipped: dict[str, str] = {}   # runtime -> why it did not run (e.g. a missing package)
     echo = lambda s: print(s, flush=True)  # noqa: E731
     for index, (name, model_dir) in enumerate(targets, 1):
         print(f"[{index}/{len(targets)}] {name}", flush=True)
         if parsed:
             rows += benchmark_model(name, model_dir, runtimes, parsed, work, data_dir,
-                                    FLAGS.threads, min_seconds, cpu, echo=echo)
+                                    FLAGS.threads, min_seconds, cpu, echo=echo, skipped=skipped)
         if e2e:
             from albert_tf.benchmark.end_to_end import benchmark_end_to_end
             quantizations, batch_sizes, buckets, _ = e2e
@@ -154,6 +166,12 @@ def main(argv: list[str]) -> None:
             "weights": "random (seeded) for official configs",
             "peak": "fp32 runtimes vs the FMA peak, int8 runtimes vs the VNNI peak "
                     "(albert_tf/benchmark/cpu.py)"}
+    if any(r in BF16_RUNTIMES for r in runtimes):
+        meta["bf16"] = (f"{', '.join(r for r in BF16_RUNTIMES if r in runtimes)}: bfloat16 "
+                        "inference (a 16-bit float peer, not fp32), timed against the fp32 "
+                        "peak like the fp32 runtimes")
+    if skipped:
+        meta["skipped"] = skipped
     if e2e_rows:
         meta["sst2_end_to_end"] = ("official configs: their random encoder + a random 2-class "
                                    "head (accuracy n/a); --model_dirs: their trained weights")

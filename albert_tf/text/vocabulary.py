@@ -227,3 +227,30 @@ __all__ = ["CASING_FILE", "FILE_NAMES", "HF_TOKENIZER_FILE", "KINDS", "SENTENCEP
            "find_vocabulary", "kind_from_name", "load_tokenizer", "read_casing",
            "tokenizer_json_wordpiece", "vocabulary_kind", "wordpiece_is_uncased",
            "write_casing", "write_vocab_txt"]
+
+
+def pad_sentencepiece(vocab_file: str, size: int, output: str) -> str:
+    """Writes ``vocab_file`` (a SentencePiece model) to ``output`` with ``<unused_N>`` pieces
+    of type UNUSED appended up to ``size`` pieces: ids the tokenizer never emits, so a
+    smaller vocabulary fits a model config of ``size`` embedding rows (the official configs'
+    30000 / 30522, timed with random weights). Written atomically."""
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+    model = model_pb2.ModelProto()
+    with open(vocab_file, "rb") as f:
+        model.ParseFromString(f.read())
+    if len(model.pieces) > size:
+        raise VocabularyError(f"{vocab_file} has {len(model.pieces)} pieces, more than the "
+                              f"{size} to pad to; use a config with vocab_size >= "
+                              f"{len(model.pieces)}.")
+    existing = {piece.piece for piece in model.pieces}
+    index = 0
+    while len(model.pieces) < size:
+        name = f"<unused_{index}>"
+        index += 1
+        if name not in existing:
+            model.pieces.add(piece=name, score=0.0, type=model_pb2.ModelProto.SentencePiece.UNUSED)
+    fd, tmp = tempfile.mkstemp(prefix=".vocab-", dir=os.path.dirname(os.path.abspath(output)))
+    with os.fdopen(fd, "wb") as f:
+        f.write(model.SerializeToString())
+    os.replace(tmp, output)
+    return output

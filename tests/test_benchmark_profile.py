@@ -1,0 +1,60 @@
+"""The kernel-level profile of a benchmark worker (`albert_tf.benchmark.profile`): real
+``perf`` sampling a real LiteRT interpreter running our TFLite exports."""
+
+import os
+
+import pytest
+
+import albert_tf
+from albert_tf.benchmark import profile
+from albert_tf.benchmark.suite import ArtifactBuilder
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _perf_or_skip() -> None:
+    try:
+        profile.check_perf()
+    except profile.PerfUnavailable as e:   # the kernel's, not ours: say why
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory, data_dir):
+    tmp = tmp_path_factory.mktemp("profile")
+    config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000, hidden_size=256,
+                                                          intermediate_size=1024,
+                                                          num_attention_heads=4)
+    model_dir = str(tmp / "model")
+    albert_tf.save_model_dir(albert_tf.build_encoder(config), model_dir, vocab_file=os.path.join(
+        ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
+    builder = ArtifactBuilder(model_dir, str(tmp / "work"), data_dir, echo=lambda s: None)
+    return {q: builder.tflite(q, [(1, 128)]) for q in ("dynamic", "none")}
+
+
+def test_profile_names_the_gemm_kernels_xnnpack_chose(exports):
+    _perf_or_skip()
+    int8, timed = profile.profile_worker("tflite", exports["dynamic"], (1, 128), 8000,
+                                         threads=1, seconds=1.5)
+    assert timed["results"][0]["median_ms"] > 0
+    assert int8.samples > 200
+    # Sampling starts after the warm-up: model loading (TensorFlow-free) is not in it.
+    assert not any("Py_Initialize" in s or "PyImport" in s for s, _ in int8.symbols[:5])
+    assert 0.98 < sum(int8.by_category.values()) <= 1.0001   # every sampled symbol
+    int8_gemms = [c for c in int8.by_category if c.startswith("int8 GEMM")]
+    assert int8_gemms and all(int8.top_symbol[c].startswith("xnn_q") for c in int8_gemms)
+    assert max(int8.by_category, key=int8.by_category.get) in int8_gemms + ["fp32 GEMM"]
+
+    floats, _ = profile.profile_worker("tflite", exports["none"], (1, 128), 8000,
+                                       threads=1, seconds=1.5)
+    assert not any(c.startswith("int8 GEMM") for c in floats.by_category)
+    assert max(floats.by_category, key=floats.by_category.get) == "fp32 GEMM"
+    assert floats.top_symbol["fp32 GEMM"].startswith("xnn_f32_")
+    table = floats.table("float")
+    assert "| fp32 GEMM |" in table and "xnn_f32_" in table
+
+
+def test_missing_perf_is_named_with_the_fix(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(profile.PerfUnavailable, match="apt-get install linux-perf"):
+        profile.check_perf()
