@@ -310,10 +310,33 @@ def file_size(runtime: str, artifact: str, batch: int, seq: int) -> float:
     return _size_mib(artifact)
 
 
+def _profile(name: str, runtime: str, worker_runtime: str, artifact: str, shapes,
+             vocab_size: int, threads: int, profiles: list, echo) -> None:
+    """Appends a kernel profile per shape (`albert_tf.benchmark.profile`); a machine
+    where perf cannot sample gets one line, and the timings stand."""
+    from albert_tf.benchmark import profile
+    for batch, seq in shapes:
+        try:
+            kernels, timed = profile.profile_worker(worker_runtime, artifact, (batch, seq),
+                                                    vocab_size, threads)
+        except profile.PerfUnavailable as e:
+            echo(f"  profile skipped: {e}")
+            return
+        title = (f"{name} {runtime} {batch} x {seq} "
+                 f"({timed['results'][0]['median_ms']:.1f} ms under the profiler)")
+        profiles.append((title, kernels))
+        top = sorted(kernels.by_category.items(), key=lambda kv: -kv[1])[:3]
+        echo(f"    profile: " + ", ".join(f"{c} {100 * v:.0f}%" for c, v in top))
+
+
 def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, data_dir: str,
                     threads: int, min_seconds: float, cpu, echo=print,
-                    skipped: dict[str, str] | None = None) -> list[Measurement]:
+                    skipped: dict[str, str] | None = None,
+                    profiles: list | None = None) -> list[Measurement]:
     """Builds and times each runtime of one model; returns its measurements.
+
+    ``profiles``: when a list, each runtime is then also profiled by kernel under ``perf``
+    at each shape (`albert_tf.benchmark.profile`) and ``(title, KernelProfile)`` appended.
 
     ``skipped`` (runtime -> reason) collects the runtimes that could not run, across models:
     one whose package is missing is reported with one line the first time and then left
@@ -359,9 +382,14 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
                 median_ms=r["median_ms"], p90_ms=r["p90_ms"],
                 sequences_per_s=r["sequences_per_s"], peak_rss_mib=timed["peak_rss_mib"],
                 file_mib=file_size(runtime, artifact, r["batch"], r["seq"]),
-                gflops_per_sequence=gflops, peak_fraction=achieved / peak))
+                gflops_per_sequence=gflops, peak_fraction=achieved / peak,
+                vector_peak_fraction=(achieved / cpu.peak_int8_vector_gops(threads)
+                                      if runtime in INT8_RUNTIMES else None)))
             echo(f"    {name:16s} {runtime:15s} {r['batch']:3d} x {r['seq']:4d}: "
                  f"median {r['median_ms']:8.1f} ms, p90 {r['p90_ms']:8.1f} ms, "
                  f"{100 * achieved / peak:5.1f}% of peak")
+        if profiles is not None:
+            _profile(name, runtime, worker_runtime, artifact, shapes, config.vocab_size,
+                     threads, profiles, echo)
     del albert_tf
     return rows

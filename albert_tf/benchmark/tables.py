@@ -22,8 +22,9 @@ class Measurement:
     peak_rss_mib: float
     file_mib: float
     gflops_per_sequence: float
-    peak_fraction: float  # achieved FLOP/s over the runtime's peak (fp32 or int8 VNNI)
+    peak_fraction: float  # achieved FLOP/s over the machine's peak (fp32, or int8: AMX if any)
     accuracy: float | None = None
+    vector_peak_fraction: float | None = None  # int8: over the vector (VNNI / AVX2) peak
 
 
 @dataclasses.dataclass
@@ -107,13 +108,53 @@ def end_to_end_table(rows: Iterable[EndToEndMeasurement]) -> str:
 
 def markdown_table(rows: Iterable[Measurement]) -> str:
     lines = ["| model | runtime | batch x seq | median ms | p90 ms | seq/s | GFLOP/seq | "
-             "% of peak | file MiB | peak RSS MiB |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "% of peak | % of vector int8 peak | file MiB | peak RSS MiB |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        vector = ("" if r.vector_peak_fraction is None
+                  else f"{100 * r.vector_peak_fraction:.0f}%")
         lines.append(f"| {r.model} | {r.runtime} | {r.batch} x {r.seq} | {r.median_ms:.1f} | "
                      f"{r.p90_ms:.1f} | {r.sequences_per_s:.1f} | {r.gflops_per_sequence:.2f} | "
-                     f"{100 * r.peak_fraction:.0f}% | {r.file_mib:.1f} | {r.peak_rss_mib:.0f} |")
+                     f"{100 * r.peak_fraction:.0f}% | {vector} | {r.file_mib:.1f} | "
+                     f"{r.peak_rss_mib:.0f} |")
     return "\n".join(lines)
+
+
+# runtime -> (whose artifact, arithmetic): `peer_table` compares ours with peers by these.
+RUNTIME_KINDS: dict[str, tuple[str, str]] = {
+    "tf": ("ours", "fp32"), "tflite_none": ("ours", "fp32"), "ir_none": ("ours", "fp32"),
+    "tflite_dynamic": ("ours", "int8"), "tflite_int8": ("ours", "int8"),
+    "ir_int8": ("ours", "int8"), "ir_bf16": ("ours", "bf16"),
+    "torch": ("peer", "fp32"), "onnx": ("peer", "fp32"), "onnx_opt": ("peer", "fp32"),
+    "openvino": ("peer", "fp32"), "openvino_bf16": ("peer", "bf16"),
+    "torch_int8": ("peer", "int8"), "onnx_int8": ("peer", "int8"),
+    "onnx_opt_int8": ("peer", "int8"), "openvino_int8": ("peer", "int8"),
+}
+
+
+def peer_table(rows: list[Measurement]) -> str:
+    """Per model and shape: our fastest artifact against the fastest peer of the same
+    arithmetic (fp32, bf16, int8), and our fastest of any kind against the fastest int8
+    peer; speedup = peer ms / our ms (> 1: ours is faster), all from this one run."""
+    def fastest(candidates):
+        return min(candidates, key=lambda r: r.median_ms, default=None)
+
+    lines = ["Ours vs the fastest peer, same run (speedup = peer ms / ours ms)", "",
+             "| model | batch x seq | arithmetic | ours (fastest) | ms | peer (fastest) | ms | "
+             "speedup |", "|---|---|---|---|---:|---|---:|---:|"]
+    for model, batch, seq in sorted({(r.model, r.batch, r.seq) for r in rows}):
+        here = [r for r in rows if (r.model, r.batch, r.seq) == (model, batch, seq)
+                and r.runtime in RUNTIME_KINDS]
+        for kind in ("int8", "fp32", "bf16", "any vs int8 peers"):
+            ours = fastest(r for r in here if RUNTIME_KINDS[r.runtime][0] == "ours" and
+                           (kind.startswith("any") or RUNTIME_KINDS[r.runtime][1] == kind))
+            peer_kind = "int8" if kind.startswith("any") else kind
+            peer = fastest(r for r in here if RUNTIME_KINDS[r.runtime] == ("peer", peer_kind))
+            if ours and peer:
+                lines.append(f"| {model} | {batch} x {seq} | {kind} | {ours.runtime} | "
+                             f"{ours.median_ms:.1f} | {peer.runtime} | {peer.median_ms:.1f} | "
+                             f"{peer.median_ms / ours.median_ms:.2f}x |")
+    return "\n".join(lines) if len(lines) > 4 else ""
 
 
 def albert_vs_bert_table(rows: list[Measurement], runtime: str, pairs) -> str:
@@ -197,9 +238,12 @@ def plot_speed_vs_accuracy(path: str, rows: list[Measurement]) -> None:
 
 def write_report(output_dir: str, rows: list[Measurement], meta: dict,
                  pairs=(("albert_base", "bert_base"), ("albert_large", "bert_large")),
-                 end_to_end: list[EndToEndMeasurement] | None = None) -> str:
+                 end_to_end: list[EndToEndMeasurement] | None = None,
+                 profiles: list[tuple[str, object]] | None = None) -> str:
     """Writes report.md, results.json, latency_vs_flops.png (+ speed_vs_accuracy.png);
-    with ``end_to_end`` rows, an SST-2 end-to-end table and ``sst2_end_to_end`` in the JSON."""
+    with ``end_to_end`` rows, an SST-2 end-to-end table and ``sst2_end_to_end`` in the JSON;
+    with ``profiles`` ((title, `albert_tf.benchmark.profile.KernelProfile`) pairs), a
+    "where the time goes" section."""
     os.makedirs(output_dir, exist_ok=True)
     end_to_end = mark_best(list(end_to_end or []))
     write_json(os.path.join(output_dir, "results.json"), rows, meta, end_to_end)
@@ -209,12 +253,20 @@ def write_report(output_dir: str, rows: list[Measurement], meta: dict,
         plot_latency_vs_flops(os.path.join(output_dir, "latency_vs_flops.png"), rows)
         plot_speed_vs_accuracy(os.path.join(output_dir, "speed_vs_accuracy.png"), rows)
         sections += [markdown_table(rows), ""]
+        comparison = peer_table(rows)
+        if comparison:
+            sections += [comparison, ""]
     for runtime in sorted({r.runtime for r in rows}):
         table = albert_vs_bert_table(rows, runtime, pairs)
         if table.count("\n") > 3:
             sections += [table, ""]
     if end_to_end:
         sections += [end_to_end_table(end_to_end), ""]
+    if profiles:
+        sections += ["## Where the time goes (perf, by kernel; albert_tf/benchmark/profile.py)",
+                     ""]
+        for title, kernel_profile in profiles:
+            sections += [kernel_profile.table(title), ""]
     if rows:
         sections.append("![latency vs FLOPs](latency_vs_flops.png)")
     text = "\n".join(sections) + "\n"

@@ -49,6 +49,9 @@ def define_flags() -> None:
     flags.DEFINE_string("data_dir", None,
                         "Real text: SST-2 train for int8 calibration, SST-2 dev for "
                         "--sst2_end_to_end (default $ALBERT_TF_DATA_DIR).")
+    flags.DEFINE_boolean("profile", False, "Also profile every timed runtime by kernel "
+                         "under Linux perf, per shape (albert_tf/benchmark/profile.py): "
+                         "where the time goes, which XNNPACK kernels ran.")
     flags.DEFINE_boolean("quick", False, "A ~2-minute run: albert_base and bert_base, batch 1 x "
                          "seq 128, TFLite dynamic/int8 and PyTorch dynamic int8.")
     flags.DEFINE_boolean("sst2_end_to_end", False, "Also time SST-2 dev end to end (raw text "
@@ -141,12 +144,14 @@ def main(argv: list[str]) -> None:
     targets += [(os.path.basename(os.path.normpath(d)), d) for d in FLAGS.model_dirs]
     rows, e2e_rows = [], []
     skipped: dict[str, str] = {}   # runtime -> why it did not run (e.g. a missing package)
+    profiles: list | None = [] if FLAGS.profile else None   # --profile: (title, profile)
     echo = lambda s: print(s, flush=True)  # noqa: E731
     for index, (name, model_dir) in enumerate(targets, 1):
         print(f"[{index}/{len(targets)}] {name}", flush=True)
         if parsed:
             rows += benchmark_model(name, model_dir, runtimes, parsed, work, data_dir,
-                                    FLAGS.threads, min_seconds, cpu, echo=echo, skipped=skipped)
+                                    FLAGS.threads, min_seconds, cpu, echo=echo, skipped=skipped,
+                                    profiles=profiles)
         if e2e:
             from albert_tf.benchmark.end_to_end import benchmark_end_to_end
             quantizations, batch_sizes, buckets, _ = e2e
@@ -175,7 +180,7 @@ def main(argv: list[str]) -> None:
     if e2e_rows:
         meta["sst2_end_to_end"] = ("official configs: their random encoder + a random 2-class "
                                    "head (accuracy n/a); --model_dirs: their trained weights")
-    print(write_report(FLAGS.output_dir, rows, meta, end_to_end=e2e_rows))
+    print(write_report(FLAGS.output_dir, rows, meta, end_to_end=e2e_rows, profiles=profiles))
 
 
 def run() -> None:
