@@ -1,7 +1,7 @@
 """Where a runtime's time goes: a sampling profile of one benchmark worker, by kernel.
 
     python -m albert_tf.benchmark.profile --runtime=tflite \
-        --artifact=runs/benchmark/artifacts/albert_base/tflite_dynamic/b{batch}_s{seq}/model.tflite \
+        --artifact=runs/benchmark/artifacts/albert_base/tflite_dynamic/b1_s128/model.tflite \
         --shape=1x128 --vocab_size=30000
     albert-tf-benchmark --quick --profile     # the same for every timed runtime
 

@@ -326,7 +326,7 @@ def _profile(name: str, runtime: str, worker_runtime: str, artifact: str, shapes
                  f"({timed['results'][0]['median_ms']:.1f} ms under the profiler)")
         profiles.append((title, kernels))
         top = sorted(kernels.by_category.items(), key=lambda kv: -kv[1])[:3]
-        echo(f"    profile: " + ", ".join(f"{c} {100 * v:.0f}%" for c, v in top))
+        echo("    profile: " + ", ".join(f"{c} {100 * v:.0f}%" for c, v in top))
 
 
 def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, data_dir: str,
