@@ -87,15 +87,21 @@ class TFLiteRunner:
         self.num_threads, self.xnnpack = num_threads, xnnpack
         self._local = threading.local()   # per thread: .interpreter and its .runners
         _ = self.interpreter   # the constructing thread's, made now: a bad file fails here
+        self.buckets: list[tuple[int, str]] = sorted(
+            (sig["seq_length"], key) for key, sig in self.meta["signatures"].items()
+            if "seq_length" in sig)
+        self._init_text()
+
+    def _init_text(self) -> None:
+        """Head, labels and the Python tokenizer from ``self.meta`` (``self.buckets``: the
+        ``(seq_length, key)`` id signatures, set before). Shared with runners of other
+        runtimes that subclass this one (`albert_tf.export.openvino_runner`)."""
         self.head = self.meta["head"]
         self.task_head = heads.get(self.head)   # decoding: `albert_tf.task_heads`
         self.labels = self.meta.get("labels")
         tok = self.meta["tokenizer"]
         self.in_graph = bool(tok["in_graph"])
         self.special = tok["special_ids"]
-        self.buckets: list[tuple[int, str]] = sorted(
-            (sig["seq_length"], key) for key, sig in self.meta["signatures"].items()
-            if "seq_length" in sig)
         self.tokenizer = None
         if not self.in_graph:
             if not self.buckets:

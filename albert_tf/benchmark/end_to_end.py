@@ -18,11 +18,19 @@ Accuracy against the dev labels is reported only for models finetuned on SST-2 (
 ``task`` ``sst2``); for anything else (random weights, a random head on a pretrained encoder,
 another task) it is ``None``: the labels are still produced and timed.
 
+``EXPORT_DIR`` may also be an OpenVINO export (`albert_tf.export.openvino`, dynamic
+``[batch, seq]``): it runs through `albert_tf.export.openvino_runner.OpenVinoClassifier`, a
+subclass of the TFLite runner with the same Python tokenization, bucketing and batching,
+compiled per ``[--batch_size, bucket]`` of ``--buckets`` (the warm-up compiles every shape)
+at ``--precision`` (``f32``, ``bf16``; default OpenVINO's), so its sentences/s compare with
+TFLite's on the same buckets and batch sizes.
+
 `benchmark_end_to_end` is the `albert-tf-benchmark --sst2_end_to_end` driver: it builds a
 classifier model directory when the given one has no classification head (random 2-class
 head on the same encoder weights), exports it per quantization and batch size with
-`albert_tf.benchmark.suite.ArtifactBuilder`, and times each export in a fresh process that
-never imports TensorFlow.
+`albert_tf.benchmark.suite.ArtifactBuilder` (and, for the ``ir_*`` runtimes, once per
+OpenVINO quantization), and times each export in a fresh process that never imports
+TensorFlow.
 """
 
 from __future__ import annotations
@@ -101,16 +109,21 @@ def _runner_class():
 def check_export(model: str) -> dict[str, Any]:
     """The metadata of an export with token-id bucket signatures and a classification head;
     a clear `EndToEndError` otherwise (nothing is loaded)."""
-    from albert_tf.export.metadata import MetadataError, read_metadata
+    from albert_tf.export.metadata import OPENVINO_FORMAT, MetadataError, read_metadata
     try:
         meta = read_metadata(model)
     except MetadataError as e:
-        raise EndToEndError(
-            f"{model}: {e} The end-to-end benchmark needs an export directory written by "
-            "albert-tf-export --format=tflite --seq_lengths=16,32,64,128 (model.tflite with "
-            "its metadata.json).") from e
+        try:
+            meta = read_metadata(model, OPENVINO_FORMAT)
+        except MetadataError:
+            raise EndToEndError(
+                f"{model}: {e} The end-to-end benchmark needs an export directory written by "
+                "albert-tf-export --format=tflite --seq_lengths=16,32,64,128 (model.tflite "
+                "with its metadata.json), or --format=openvino.") from e
     buckets = sorted(sig["seq_length"] for sig in meta.get("signatures", {}).values()
                      if "seq_length" in sig)
+    if meta["format"] == OPENVINO_FORMAT:
+        buckets = [0]       # token ids in; the runner buckets (dynamic or its static length)
     if meta.get("tokenizer", {}).get("in_graph") or not buckets:
         raise EndToEndError(
             f"{model}: no [batch, seq] token-id bucket signatures (signatures: "
@@ -126,9 +139,18 @@ def check_export(model: str) -> dict[str, Any]:
     return meta
 
 
-def open_model(model: str, threads: int = 2):
-    """A `albert_tflite.runner.TFLiteRunner` for an export that passes `check_export`."""
-    check_export(model)
+def open_model(model: str, threads: int = 2, buckets: Sequence[int] | None = None,
+               batch_size: int | None = None, precision: str | None = None):
+    """A `albert_tflite.runner.TFLiteRunner` for an export that passes `check_export`; for
+    an OpenVINO export an `albert_tf.export.openvino_runner.OpenVinoClassifier` with
+    ``buckets``, ``batch_size`` and ``precision`` (TFLite exports have their own)."""
+    from albert_tf.export.metadata import OPENVINO_FORMAT
+    if check_export(model)["format"] == OPENVINO_FORMAT:
+        from albert_tf.export.openvino_runner import OpenVinoClassifier
+        return OpenVinoClassifier(model, threads, precision, buckets, batch_size)
+    if buckets or batch_size or precision:
+        raise EndToEndError(f"{model}: a TFLite export has its own buckets and batch size "
+                            "(its signatures) and no precision option.")
     return _runner_class()(model, num_threads=threads)
 
 
@@ -180,8 +202,9 @@ class EndToEndResult:
 
 def measure(model: str, sentences: Sequence[str], labels: Sequence[str] | None = None,
             threads: int = 2, min_seconds: float = 3.0, min_passes: int = 2,
-            max_passes: int = 50, runner=None) -> EndToEndResult:
-    """Times whole passes over ``sentences`` through ``model`` (an export directory)."""
+            max_passes: int = 50, runner=None, label: str | None = None) -> EndToEndResult:
+    """Times whole passes over ``sentences`` through ``model`` (an export directory).
+    ``label``: what the report calls it (default: its quantization)."""
     sentences = list(sentences)
     if not sentences:
         raise EndToEndError("no sentences to run.")
@@ -226,7 +249,8 @@ def measure(model: str, sentences: Sequence[str], labels: Sequence[str] | None =
         accuracy = sum(p == str(y) for p, y in zip(predicted, labels)) / len(labels)
     batch_sizes = sorted({runner.batch_size(key) for _, key in runner.buckets})
     return EndToEndResult(
-        model=model, quantization=runner.meta.get("quantization"), task=runner.meta.get("task"),
+        model=model, quantization=label or runner.meta.get("quantization"),
+        task=runner.meta.get("task"),
         batch_size=batch_sizes[0] if len(batch_sizes) == 1 else max(batch_sizes),
         buckets=[seq for seq, _ in runner.buckets], threads=threads, sentences=len(sentences),
         bucket_counts={seq: bucket_of.count(seq) for seq, _ in runner.buckets},
@@ -240,11 +264,18 @@ def measure(model: str, sentences: Sequence[str], labels: Sequence[str] | None =
 
 
 def run_in_worker(model: str, dev_file: str, threads: int = 2, min_seconds: float = 3.0,
-                  min_passes: int = 2) -> dict[str, Any]:
-    """`measure` in a fresh process (no TensorFlow, its own peak RSS); returns its JSON."""
+                  min_passes: int = 2, buckets: Sequence[int] | None = None,
+                  batch_size: int | None = None, precision: str | None = None,
+                  label: str | None = None) -> dict[str, Any]:
+    """`measure` in a fresh process (no TensorFlow, its own peak RSS); returns its JSON.
+    ``buckets``, ``batch_size``, ``precision``: OpenVINO exports only (`open_model`)."""
     command = [sys.executable, "-m", "albert_tf.benchmark.end_to_end", f"--model={model}",
                f"--dev_file={dev_file}", f"--threads={threads}",
                f"--min_seconds={min_seconds}", f"--min_passes={min_passes}"]
+    if buckets:
+        command.append("--buckets=" + ",".join(str(b) for b in buckets))
+    command += [f"--{k}={v}" for k, v in (("batch_size", batch_size), ("precision", precision),
+                                          ("label", label)) if v]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"SST-2 end-to-end run of {model} failed:\n{result.stderr[-2000:]}")
@@ -286,8 +317,11 @@ def classifier_model_dir(model_dir: str, work_dir: str, max_seq_length: int = 12
 def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str],
                          batch_sizes: Sequence[int], buckets: Sequence[int], work_dir: str,
                          data_dir: str, threads: int = 2, min_seconds: float = 3.0,
-                         echo: Callable[[str], None] = print):
-    """One `EndToEndMeasurement` per (quantization, batch size) of one model directory."""
+                         echo: Callable[[str], None] = print,
+                         openvino: Sequence[str] = ()):
+    """One `EndToEndMeasurement` per (quantization, batch size) of one model directory,
+    and per (``openvino`` runtime: ``ir_none``, ``ir_bf16``, ``ir_int8``, batch size): our
+    OpenVINO export run at the same buckets and batch sizes."""
     from albert_tf.benchmark.tables import EndToEndMeasurement
     from albert_tf.benchmark.suite import ArtifactBuilder
     dev_file = sst2_dev_file(data_dir)
@@ -305,6 +339,20 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
             rows.append(EndToEndMeasurement.from_result(
                 name, run_in_worker(export, dev_file, threads, min_seconds)))
             echo("    " + rows[-1].describe())
+    if openvino:
+        from albert_tf.benchmark.suite import IR_PRECISIONS
+        # Its own work directory: the per-shape benchmark's IR of ``name`` may be of an
+        # encoder without this classifier head.
+        ir_builder = ArtifactBuilder(classifier, os.path.join(work_dir, name, "sst2_classifier"),
+                                     data_dir, echo)
+    for runtime in openvino:
+        export = os.path.dirname(ir_builder.ir("int8" if runtime == "ir_int8" else "none"))
+        for batch in batch_sizes:
+            echo(f"  SST-2 end to end: {name} {runtime} batch {batch} buckets {buckets}")
+            rows.append(EndToEndMeasurement.from_result(name, run_in_worker(
+                export, dev_file, threads, min_seconds, buckets=buckets, batch_size=int(batch),
+                precision=IR_PRECISIONS[runtime], label=runtime)))
+            echo("    " + rows[-1].describe())
     return rows
 
 
@@ -320,12 +368,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min_seconds", type=float, default=3.0,
                         help="minimum timed seconds")
     parser.add_argument("--min_passes", type=int, default=2, help="minimum passes over dev")
+    parser.add_argument("--buckets", default=None, help="OpenVINO exports: comma-separated "
+                        "sequence-length buckets (default: the runner's)")
+    parser.add_argument("--batch_size", type=int, default=None,
+                        help="OpenVINO exports: rows per call (default: the runner's)")
+    parser.add_argument("--precision", default=None, help="OpenVINO exports: "
+                        "INFERENCE_PRECISION_HINT, f32 or bf16 (default: OpenVINO's)")
+    parser.add_argument("--label", default=None, help="the report's name for this run "
+                        "(default: the export's quantization)")
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
         dev_file = args.dev_file or sst2_dev_file(args.data_dir)
         sentences, labels = load_sst2_dev(dev_file)
+        buckets = [int(b) for b in args.buckets.split(",")] if args.buckets else None
+        runner = open_model(args.model, args.threads, buckets, args.batch_size, args.precision)
         result = measure(args.model, sentences, labels, args.threads, args.min_seconds,
-                         args.min_passes)
+                         args.min_passes, runner=runner, label=args.label)
     except EndToEndError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

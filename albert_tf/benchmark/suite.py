@@ -13,7 +13,12 @@ Per model (official configs with random weights, or given model directories):
 * ``openvino`` / ``openvino_bf16`` / ``openvino_int8``: OpenVINO on the same ONNX export
   converted to IR, at float32 (forced), at bfloat16 (OpenVINO's default on CPUs with
   AVX-512 BF16 / AMX: a 16-bit float peer, timed against the fp32 peak) and NNCF
-  post-training int8 calibrated on SST-2 train text.
+  post-training int8 calibrated on SST-2 train text;
+* ``ir_none`` / ``ir_bf16`` / ``ir_int8``: our OpenVINO export (`albert_tf.export.openvino`:
+  IR converted from our own graph, ALBERT's shared layer stored once, dynamic
+  ``[batch, seq]``), timed by the same worker runners as the peer: at float32 (forced), at
+  OpenVINO's default precision (bf16 on AVX-512 BF16 / AMX) and its NNCF int8 export
+  (calibrated on SST-2 train text), at OpenVINO's default precision.
 
 A runtime whose Python package is not installed (while building its artifact here, or
 loading it in the worker) is skipped with one line naming the package and the pip command;
@@ -32,15 +37,20 @@ from albert_tf.benchmark.tables import Measurement
 
 RUNTIMES = ("tf", "tflite_none", "tflite_dynamic", "tflite_int8", "torch", "torch_int8",
             "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8", "openvino", "openvino_bf16",
-            "openvino_int8")
+            "openvino_int8", "ir_none", "ir_bf16", "ir_int8")
 INT8_RUNTIMES = ("tflite_dynamic", "tflite_int8", "torch_int8", "onnx_int8", "onnx_opt_int8",
-                 "openvino_int8")
+                 "openvino_int8", "ir_int8")
 # 16-bit float runtimes: timed against the fp32 peak like the fp32 ones (the report says so).
-BF16_RUNTIMES = ("openvino_bf16",)
+BF16_RUNTIMES = ("openvino_bf16", "ir_bf16")
+# Our OpenVINO export -> the worker runner (`albert_tf.benchmark.runtimes.RUNNERS`) timing it.
+IR_RUNNERS = {"ir_none": "openvino", "ir_bf16": "openvino_bf16", "ir_int8": "openvino_int8"}
+# ... and the precision hint those runners set (None: OpenVINO's default), for the SST-2
+# end-to-end runs of the same exports (`albert_tf.benchmark.end_to_end`).
+IR_PRECISIONS = {"ir_none": "f32", "ir_bf16": "bf16", "ir_int8": None}
 # Runtimes whose peer is exported from the Hugging Face layout of the model directory.
 HF_RUNTIMES = ("torch", "torch_int8", "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8",
                "openvino", "openvino_bf16", "openvino_int8")
-# int8 calibration text: SST-2 *train* sentences (tflite_int8 and openvino_int8).
+# int8 calibration text: SST-2 *train* sentences (tflite_int8, openvino_int8, ir_int8).
 SST2_TRAIN = os.path.join("glue", "SST-2", "train.tsv")
 NNCF_CALIBRATION_SENTENCES = 128
 # Where a missing package comes from: its pip name and the albert-tf extra that has it.
@@ -225,6 +235,20 @@ class ArtifactBuilder:
             quantize_openvino_int8(float_xml, xml, samples)
         return xml
 
+    def ir(self, quantization: str) -> str:
+        """``model.xml`` of our OpenVINO export (`albert_tf.export.openvino`, dynamic
+        ``[batch, seq]``: the runner reshapes it per shape) at ``quantization`` (``none``,
+        ``int8``: NNCF on `NNCF_CALIBRATION_SENTENCES` SST-2 train sentences, as the peer)."""
+        from albert_tf.export.openvino import export_openvino
+        out = self.path(f"ir_{quantization}")
+        if not os.path.exists(out):
+            require("openvino", *(["nncf"] if quantization == "int8" else []))
+            train = self.sst2_train() if quantization == "int8" else None
+            self.echo(f"  exporting {out}")
+            export_openvino(self.model_dir, out, quantization, calibration_file=train,
+                            num_calibration=NNCF_CALIBRATION_SENTENCES)
+        return os.path.join(out, "model.xml")
+
     def saved_model(self) -> str:
         from albert_tf.export.saved_model import export_saved_model
         out = self.path("saved_model", "encoder", "1")
@@ -278,6 +302,8 @@ class ArtifactBuilder:
             return runtime, self.openvino()
         if runtime == "openvino_int8":
             return runtime, self.openvino_int8(shapes)
+        if runtime in IR_RUNNERS:
+            return IR_RUNNERS[runtime], self.ir("int8" if runtime == "ir_int8" else "none")
         raise ValueError(f"unknown runtime {runtime!r}; use one of {RUNTIMES}.")
 
 
@@ -305,7 +331,7 @@ def file_size(runtime: str, artifact: str, batch: int, seq: int) -> float:
         return _size_mib(artifact.format(batch=batch, seq=seq))
     if runtime in ("torch", "torch_int8"):
         return _size_mib(os.path.join(artifact, "model.safetensors"))
-    if runtime.startswith("openvino"):   # IR: the graph (.xml) and its weights (.bin)
+    if runtime.startswith(("openvino", "ir_")):   # IR: the graph (.xml) and its weights
         return _size_mib(artifact) + _size_mib(os.path.splitext(artifact)[0] + ".bin")
     return _size_mib(artifact)
 

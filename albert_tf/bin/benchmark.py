@@ -40,7 +40,10 @@ def define_flags() -> None:
                       "tflite_int8, torch, torch_int8, onnx, onnx_int8, onnx_opt (ONNX Runtime "
                       "transformer optimizer), onnx_opt_int8, openvino (f32), openvino_bf16 "
                       "(OpenVINO's default precision on AVX-512 BF16 / AMX CPUs), openvino_int8 "
-                      "(NNCF, calibrated on SST-2 train).")
+                      "(NNCF, calibrated on SST-2 train) - those three on the Hugging Face ONNX "
+                      "export; ir_none (f32), ir_bf16, ir_int8: the same on our OpenVINO export "
+                      "(albert-tf-export --format=openvino: our graph, shared layer stored "
+                      "once).")
     flags.DEFINE_list("shapes", ["1x128", "32x128", "1x384", "32x384", "1x16", "1x32"],
                       "BATCHxSEQ shapes.")
     flags.DEFINE_integer("threads", 2, "Threads per runtime.")
@@ -55,8 +58,10 @@ def define_flags() -> None:
     flags.DEFINE_boolean("quick", False, "A ~2-minute run: albert_base and bert_base, batch 1 x "
                          "seq 128, TFLite dynamic/int8 and PyTorch dynamic int8.")
     flags.DEFINE_boolean("sst2_end_to_end", False, "Also time SST-2 dev end to end (raw text "
-                         "in, labels out, all dev sentences bucketed by length) on TFLite; "
-                         "official configs get a random 2-class head (no accuracy).")
+                         "in, labels out, all dev sentences bucketed by length) on TFLite and, "
+                         "for the ir_* runtimes in --runtimes, on our OpenVINO export (same "
+                         "Python tokenization, buckets and batch sizes); official configs get "
+                         "a random 2-class head (no accuracy).")
     from albert_tf.benchmark.end_to_end import DEFAULT_BATCH_SIZES, DEFAULT_BUCKETS
     flags.DEFINE_list("sst2_buckets", [str(b) for b in DEFAULT_BUCKETS],
                       "--sst2_end_to_end: sequence-length buckets (one signature each).")
@@ -86,9 +91,10 @@ def main(argv: list[str]) -> None:
         raise app.UsageError(f"--runtimes: unknown {unknown}; use {list(RUNTIMES)}.")
     from albert_tf import resources
     data_dir = resources.data_dir_or_none(FLAGS.data_dir)
-    calibrated = [r for r in ("tflite_int8", "openvino_int8") if r in runtimes]
+    calibrated = [r for r in ("tflite_int8", "openvino_int8", "ir_int8") if r in runtimes]
     if shapes and calibrated:
-        names = " and ".join(calibrated)
+        names = " and ".join([", ".join(calibrated[:-1]), calibrated[-1]] if calibrated[:-1]
+                             else calibrated)
         try:   # int8 calibration reads <data_dir>/glue/SST-2/train.tsv
             data_dir = resources.data_dir(FLAGS.data_dir)
         except resources.DataDirError as e:
@@ -128,14 +134,17 @@ def main(argv: list[str]) -> None:
                                  "sizes >= 1.")
         quantizations = FLAGS.sst2_quantizations or [
             r[len("tflite_"):] for r in runtimes if r.startswith("tflite_")]
+        from albert_tf.benchmark.suite import IR_RUNNERS
+        openvino = [r for r in runtimes if r in IR_RUNNERS]   # our OpenVINO export
         if models or FLAGS.model_dirs:   # to export (only then import TensorFlow)
             from albert_tf.export.tflite import QUANTIZATIONS
             bad = sorted(set(quantizations) - set(QUANTIZATIONS))
-            if not quantizations or bad:
+            if (not quantizations and not openvino) or bad:
                 raise app.UsageError(f"--sst2_end_to_end needs TFLite quantizations: "
                                      f"--sst2_quantizations from {list(QUANTIZATIONS)} or "
-                                     f"tflite_* runtimes in --runtimes (got {bad or 'none'}).")
-        e2e = (quantizations, batch_sizes, buckets, dev_file)
+                                     f"tflite_* runtimes in --runtimes, or ir_* runtimes "
+                                     f"(OpenVINO) there (got {bad or 'none'}).")
+        e2e = (quantizations, batch_sizes, buckets, dev_file, openvino)
 
     cpu = cpu_info()
     print(f"CPU: {cpu.describe()}", flush=True)
@@ -154,10 +163,10 @@ def main(argv: list[str]) -> None:
                                     profiles=profiles)
         if e2e:
             from albert_tf.benchmark.end_to_end import benchmark_end_to_end
-            quantizations, batch_sizes, buckets, _ = e2e
+            quantizations, batch_sizes, buckets, _, openvino = e2e
             e2e_rows += benchmark_end_to_end(name, model_dir, quantizations, batch_sizes,
                                              buckets, work, data_dir, FLAGS.threads,
-                                             min_seconds, echo=echo)
+                                             min_seconds, echo=echo, openvino=openvino)
     if e2e:
         from albert_tf.benchmark.end_to_end import run_in_worker
         from albert_tf.benchmark.tables import EndToEndMeasurement

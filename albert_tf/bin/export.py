@@ -1,4 +1,4 @@
-"""albert-tf-export: SavedModel for TF Serving, or TFLite for phones and CPUs.
+"""albert-tf-export: SavedModel for TF Serving, TFLite for phones and CPUs, OpenVINO IR for x86.
 
     albert-tf-export --model_dir=runs/sst2 --format=saved_model --output=serving
         # -> serving/sst2/<next version>/ (signatures serving_default, tokenize, encode[, mlm])
@@ -8,6 +8,12 @@
         --with_tokenizer          # string in: the tokenizer's tf-text custom ops inside
     albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_embed \\
         --head=embedding          # MediaPipe TextEmbedder: mean-pooled, L2-normalized
+    albert-tf-export --model_dir=runs/sst2 --format=openvino --output=ov/sst2_int8 \
+        --quantization=int8       # OpenVINO IR (model.xml/.bin) of our graph; ids in, NNCF int8
+
+OpenVINO (albert_tf/export/openvino.py): dynamic [batch, seq] ids unless --seq_lengths=N
+(one) / --batch_size=B fix them; --quantization=none or int8; no --with_tokenizer (tokenize
+in Python: albert_tf.export.openvino_runner.OpenVinoClassifier).
 
 A TFLite export with one [1, seq] signature of a classification, span or embedding model
 embeds the metadata the mobile SDKs read (Task Library, MediaPipe Tasks; see
@@ -37,9 +43,10 @@ def define_flags() -> None:
     one flag registry, and several define the same names."""
     flags.DEFINE_string("model_dir", None, "Model directory (config.json, weights, task.json, "
                         "vocab.model or vocab.txt).")
-    flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite"], "What to export.")
+    flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite", "openvino"],
+                      "What to export.")
     flags.DEFINE_string("output", None, "saved_model: base directory (the model goes to "
-                        "<output>/<name>/<version>/); tflite: the export directory.")
+                        "<output>/<name>/<version>/); tflite, openvino: the export directory.")
     flags.DEFINE_string("vocab_file", None, "SentencePiece model or WordPiece vocab.txt "
                         "(default: the model directory's vocab.model or vocab.txt).")
     flags.DEFINE_boolean("overwrite", False, "Replace an existing export.")
@@ -51,10 +58,13 @@ def define_flags() -> None:
     from albert_tf.export import quantization
     flags.DEFINE_enum("quantization", "none", list(quantization.names()),
                       "tflite: weight/activation quantization (the recipes of "
-                      f"albert_tf.export.quantization: {quantization.describe()}).")
+                      f"albert_tf.export.quantization: {quantization.describe()}); "
+                      "openvino: none or int8 (NNCF).")
     flags.DEFINE_list("seq_lengths", None, "tflite: sequence-length buckets, one signature each "
-                      "(default: the model's max_seq_length).")
-    flags.DEFINE_integer("batch_size", 1, "tflite: static batch size of the signatures.")
+                      "(default: the model's max_seq_length); openvino: one static length "
+                      "(default: dynamic).")
+    flags.DEFINE_integer("batch_size", 1, "tflite: static batch size of the signatures; "
+                         "openvino: static batch size if given (default: dynamic).")
     flags.DEFINE_boolean("with_tokenizer", False, "tflite: take strings (in-graph tokenizer; "
                          "register its tf-text custom ops at load time).")
     flags.DEFINE_string("calibration_file", None, "int8: TSV of real task text (default: the "
@@ -64,8 +74,8 @@ def define_flags() -> None:
     flags.DEFINE_string("int8_float_ops", "xnnpack", "int8: ops kept in float: 'xnnpack' (fast "
                         "on CPUs), 'none' (every op integer) or comma-separated op names.")
     flags.DEFINE_boolean("strict_int8", False, "int8: fail if any op cannot be integer.")
-    flags.DEFINE_string("head", None, "tflite: an export head on the model's encoder instead "
-                        "of its own: 'embedding' (mean over the mask, L2-normalized).")
+    flags.DEFINE_string("head", None, "tflite, openvino: an export head on the model's encoder "
+                        "instead of its own: 'embedding' (mean over the mask, L2-normalized).")
     flags.DEFINE_enum("sdk_metadata", "auto", ["auto", "on", "off"], "tflite: embed the "
                       "metadata of the mobile SDKs (Task Library, MediaPipe) and shape the "
                       "outputs for them: auto = whenever they can run the export, on = "
@@ -81,11 +91,18 @@ def main(argv) -> None:
     if not FLAGS.model_dir or not FLAGS.output:
         print("albert-tf-export: --model_dir and --output are required.", file=sys.stderr)
         sys.exit(2)
-    if FLAGS.head and FLAGS.format != "tflite":
-        print("albert-tf-export: --head is a TFLite export option; the SavedModel's `encode` "
-              "signature serves the encoder outputs.", file=sys.stderr)
+    if FLAGS.head and FLAGS.format == "saved_model":
+        print("albert-tf-export: --head is a TFLite / OpenVINO export option; the SavedModel's "
+              "`encode` signature serves the encoder outputs.", file=sys.stderr)
         sys.exit(2)
+    if FLAGS.format == "openvino":
+        problem = _openvino_problem()
+        if problem:
+            print(f"albert-tf-export: {problem}", file=sys.stderr)
+            sys.exit(2)
     try:
+        if FLAGS.format == "openvino":
+            return _export_openvino()
         if FLAGS.format == "saved_model":
             from albert_tf.export.saved_model import export_saved_model
             path = export_saved_model(FLAGS.model_dir, FLAGS.output, name=FLAGS.name,
@@ -134,6 +151,48 @@ def main(argv) -> None:
     float_ops = meta["ops"]["float_ops"]
     if recipe.reports_float_ops:
         print(f"  ops computing in float: {float_ops or 'none'}")
+
+
+def _openvino_problem() -> str | None:
+    """Why the flags make no sense for --format=openvino (None: they do)."""
+    from albert_tf.export.openvino import QUANTIZATIONS, WITH_TOKENIZER_REFUSAL
+    if FLAGS.with_tokenizer:
+        return WITH_TOKENIZER_REFUSAL
+    if FLAGS.quantization not in QUANTIZATIONS:
+        return (f"--quantization={FLAGS.quantization} is a TFLite recipe; an OpenVINO export is "
+                f"{' or '.join(QUANTIZATIONS)} (int8: NNCF post-training quantization).")
+    other = [f"--{name}" for name in ("int8_float_ops", "strict_int8", "qat_model_dir",
+                                      "sdk_metadata", "name", "version") if FLAGS[name].present]
+    if other:
+        return (f"{', '.join(other)}: not an OpenVINO export option (TFLite / SavedModel only); "
+                "drop it.")
+    if FLAGS.seq_lengths and len(FLAGS.seq_lengths) > 1:
+        return (f"--seq_lengths={','.join(FLAGS.seq_lengths)}: an OpenVINO IR has one shape: "
+                "pass one length for a static IR, or none for dynamic [batch, seq] inputs "
+                "(OpenVINO compiles per shape at load).")
+    return None
+
+
+def _export_openvino() -> None:
+    from albert_tf.export.openvino import export_openvino
+    path = export_openvino(
+        FLAGS.model_dir, FLAGS.output, quantization=FLAGS.quantization,
+        seq_length=int(FLAGS.seq_lengths[0]) if FLAGS.seq_lengths else None,
+        batch_size=FLAGS.batch_size if FLAGS["batch_size"].present else None,
+        overwrite=FLAGS.overwrite, vocab_file=FLAGS.vocab_file,
+        calibration_file=FLAGS.calibration_file, data_dir=FLAGS.data_dir,
+        num_calibration=FLAGS.num_calibration, head=FLAGS.head)
+    with open(os.path.join(path, "metadata.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    sizes = sum(os.path.getsize(os.path.join(path, meta[k])) for k in ("model_file",
+                                                                       "weights_file"))
+    print(f"OpenVINO IR written to {path}/{meta['model_file']} (+ {meta['weights_file']}: "
+          f"{sizes / 2**20:.2f} MiB, {meta['quantization']})")
+    for key, sig in meta["signatures"].items():
+        ins = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["inputs"].items())
+        outs = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["outputs"].items())
+        print(f"  {key}: {ins} -> {outs}")
+    print("  token ids in: tokenize with albert_tf.export.openvino_runner.OpenVinoClassifier")
 
 
 def run() -> None:

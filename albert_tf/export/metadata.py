@@ -12,6 +12,9 @@ A TFLite export directory::
 
 `write_metadata` writes them; `read_metadata` reads ``metadata.json`` back (for a model path
 or its directory) and checks the format version.
+
+An OpenVINO export (`albert_tf.export.openvino`: ``model.xml`` + ``model.bin``) ships the same
+files with ``format`` `OPENVINO_FORMAT`; `task_metadata` and `write_files` are shared by both.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from albert_tf.text import vocabulary as vocab_lib
 FORMAT = "albert-tf-tflite"
 FORMAT_VERSION = 1
 MODEL_FILE = "model.tflite"
+OPENVINO_FORMAT = "albert-tf-openvino"      # albert_tf.export.openvino
+OPENVINO_MODEL_FILE = "model.xml"           # its weights: model.bin beside it
 METADATA_FILE = "metadata.json"
 LABELS_FILE = "labels.txt"
 # tensorflow_text.core.pybinds.tflite_registrar function registering each custom op of the
@@ -55,6 +60,27 @@ def vocab_file_name(vocab_file: str) -> str:
     return vocab_lib.file_name(vocab_lib.vocabulary_kind(vocab_file))
 
 
+def task_metadata(task_info: dict[str, Any], vocab_file: str,
+                  in_graph: bool = False) -> dict[str, Any]:
+    """What every export's metadata.json says about the task and the tokenizer: ``task``,
+    ``head``, ``labels``, ``labels_file``, ``text_pair``, ``max_seq_length``, ``tokenizer``."""
+    return {
+        "task": task_info.get("task"),
+        "head": task_info.get("head"),
+        "labels": list(task_info["label_list"]) if task_info.get("label_list") else None,
+        "labels_file": LABELS_FILE if task_info.get("label_list") else None,
+        "text_pair": bool(task_info.get("text_pair", False)),
+        "max_seq_length": int(task_info.get("max_seq_length", 128)),
+        "tokenizer": {
+            "type": vocab_lib.vocabulary_kind(vocab_file),
+            "vocab_file": vocab_file_name(vocab_file),
+            "do_lower_case": bool(task_info.get("do_lower_case", True)),
+            "special_ids": special_ids(vocab_file),
+            "in_graph": in_graph,
+        },
+    }
+
+
 def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
                    quantization: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """metadata.json content for the model at ``model_path``."""
@@ -70,24 +96,12 @@ def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
         if text is not None:
             sig["batch_size"] = text["shape"][0] if text["shape"] else 1
     custom = report["custom_ops"]
+    in_graph = any(v["dtype"] == "string" for s in sigs.values() for v in s["inputs"].values())
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "model_file": os.path.basename(model_path),
-        "task": task_info.get("task"),
-        "head": task_info.get("head"),
-        "labels": list(task_info["label_list"]) if task_info.get("label_list") else None,
-        "labels_file": LABELS_FILE if task_info.get("label_list") else None,
-        "text_pair": bool(task_info.get("text_pair", False)),
-        "max_seq_length": int(task_info.get("max_seq_length", 128)),
-        "tokenizer": {
-            "type": vocab_lib.vocabulary_kind(vocab_file),
-            "vocab_file": vocab_file_name(vocab_file),
-            "do_lower_case": bool(task_info.get("do_lower_case", True)),
-            "special_ids": special_ids(vocab_file),
-            "in_graph": any(v["dtype"] == "string" for s in sigs.values()
-                            for v in s["inputs"].values()),
-        },
+        **task_metadata(task_info, vocab_file, in_graph),
         "quantization": quantization,
         "signatures": sigs,
         "custom_ops": custom,
@@ -107,6 +121,12 @@ def write_metadata(directory: str, model_file: str, task_info: dict[str, Any],
     into ``directory`` (next to the model)."""
     model_path = os.path.join(directory, model_file)
     meta = build_metadata(model_path, task_info, vocab_file, quantization, extra)
+    return write_files(directory, meta, vocab_file)
+
+
+def write_files(directory: str, meta: dict[str, Any], vocab_file: str) -> dict[str, Any]:
+    """Writes ``meta`` as metadata.json, the vocabulary under its export name and, when
+    ``meta`` has labels, labels.txt into ``directory``; returns ``meta``."""
     target = os.path.join(directory, meta["tokenizer"]["vocab_file"])
     if os.path.abspath(vocab_file) != os.path.abspath(target):
         shutil.copyfile(vocab_file, target)
@@ -124,14 +144,17 @@ def metadata_path(model: str) -> str:
     return os.path.join(directory, METADATA_FILE)
 
 
-def read_metadata(model: str) -> dict[str, Any]:
-    """metadata.json for a model file or export directory."""
+def read_metadata(model: str, format: str = FORMAT) -> dict[str, Any]:
+    """metadata.json for a model file or export directory, of the export ``format``
+    (`FORMAT`: TFLite; `OPENVINO_FORMAT`: OpenVINO IR)."""
     path = metadata_path(model)
     if not os.path.exists(path):
         raise MetadataError(f"no {METADATA_FILE} next to {model}; export with albert-tf-export "
                             "or write it with `python -m albert_tflite.metadata`.")
     with open(path, encoding="utf-8") as f:
         meta = json.load(f)
-    if meta.get("format") != FORMAT or meta.get("format_version", 0) > FORMAT_VERSION:
-        raise MetadataError(f"{path}: not an {FORMAT} v{FORMAT_VERSION} metadata file.")
+    if meta.get("format") != format or meta.get("format_version", 0) > FORMAT_VERSION:
+        raise MetadataError(f"{path}: not an {format} v{FORMAT_VERSION} metadata file"
+                            + (f" (it is {meta.get('format')!r})" if meta.get("format") else "")
+                            + ".")
     return meta
