@@ -178,8 +178,9 @@ def main(argv: list[str]) -> None:
             print("    " + e2e_rows[-1].describe(), flush=True)
     meta = {"cpu": cpu.describe(), "threads": FLAGS.threads,
             "weights": "random (seeded) for official configs",
-            "peak": "fp32 runtimes vs the FMA peak, int8 runtimes vs the VNNI peak "
-                    "(albert_tf/benchmark/cpu.py)"}
+            "peak": "fp32 runtimes vs the FMA peak; int8 runtimes vs the machine's int8 "
+                    "peak (AMX where the CPU has AMX-INT8) and, in their own column, vs the "
+                    "vector int8 peak (VNNI, or AVX2 vpmaddubsw) (albert_tf/benchmark/cpu.py)"}
     if any(r in BF16_RUNTIMES for r in runtimes):
         meta["bf16"] = (f"{', '.join(r for r in BF16_RUNTIMES if r in runtimes)}: bfloat16 "
                         "inference (a 16-bit float peer, not fp32), timed against the fp32 "

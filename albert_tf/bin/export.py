@@ -8,7 +8,7 @@
         --with_tokenizer          # string in: the tokenizer's tf-text custom ops inside
     albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_embed \\
         --head=embedding          # MediaPipe TextEmbedder: mean-pooled, L2-normalized
-    albert-tf-export --model_dir=runs/sst2 --format=openvino --output=ov/sst2_int8 \
+    albert-tf-export --model_dir=runs/sst2 --format=openvino --output=ov/sst2_int8 \\
         --quantization=int8       # OpenVINO IR (model.xml/.bin) of our graph; ids in, NNCF int8
 
 OpenVINO (albert_tf/export/openvino.py): dynamic [batch, seq] ids unless --seq_lengths=N

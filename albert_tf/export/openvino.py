@@ -12,9 +12,8 @@ converts (`albert_tf.export.tflite.concrete_functions`: int32 ``input_word_ids``
 Weights are saved as float32 (``compress_to_fp16=False``).
 
 Why our graph and not the Hugging Face ONNX route: ALBERT's one shared layer stays stored
-ONCE. Measured on random albert_base (11.7M parameters): our IR's ``.bin`` is 44.3 MiB with
-outputs within 2.4e-6 of TensorFlow, while HF ONNX -> ONNX Runtime optimizer stores 118.9
-MiB (its fused Attention takes a concatenated QKV weight per layer).
+once (the Hugging Face ONNX export fused by ONNX Runtime's optimizer holds a copy per layer;
+docs/export.md has the sizes).
 
 ``quantization="int8"``: NNCF post-training quantization (``nncf.quantize``,
 ``ModelType.TRANSFORMER``: FakeQuantize on MatMul inputs and weights; LayerNorm, Softmax and
@@ -22,19 +21,15 @@ GELU stay float) calibrated on real task text, the task's *train* split, read by
 TFLite int8 uses (`albert_tf.export.tflite.calibration_texts`; ``--calibration_file`` wins;
 dev and test are never used). Each text is packed to the sequence length it runs at: the
 static ``seq_length``, or (dynamic IR) the smallest default bucket of the runner that holds
-it. Measured facts, not hidden: NNCF quantizes each use of a weight on its own, so ALBERT's
-shared weights become one int8 copy per layer: the albert_base int8 IR's .bin is 86.3 MiB,
-larger than the float IR's 44.5 MiB. Random albert_base, b1 x s128 (b1 x s32), 2 threads,
-Xeon with AVX-512 + AMX, a shared machine (`albert_tf.benchmark.suite` ir_* runtimes): float
-IR at f32 59.5 ms (17.9), at OpenVINO's default bf16 15.9 ms (6.3), int8 IR at the default
-precision 13.8 ms (5.2) and at f32 13.2 ms (an earlier NNCF int8 IR had measured 24 ms).
+it. NNCF quantizes each use of a weight on its own, so ALBERT's shared weights become one
+int8 copy per layer: the int8 IR is larger than the float one (docs/export.md).
 
 No tokenizer inside: OpenVINO exports take token ids; tokenize with albert_tf (Python:
 `OpenVinoClassifier`). Measured in this project: openvino-tokenizers' SentencePiece
-conversion differs from the sentencepiece library around user-defined symbols (243 of 875
-SST-2 dev sentences got other ids), and our tf-text tokenizer graphs do not convert (OpenVINO
-has no conversion for FastSentencepieceTokenize, SentencepieceTokenizeOp, UnicodeDecode /
-UnicodeEncode, RaggedGather, DenseBincount).
+conversion differs from the sentencepiece library around user-defined symbols (other ids
+for 243 of 875 texts: SST-2 dev's 872 sentences and 3 probes), and our tf-text tokenizer
+graphs do not convert (OpenVINO has no conversion for FastSentencepieceTokenize,
+SentencepieceTokenizeOp, UnicodeDecode / UnicodeEncode, RaggedGather, DenseBincount).
 
 The export directory (written to a temporary sibling and moved into place): ``model.xml``,
 ``model.bin``, ``metadata.json`` (`albert_tf.export.metadata`, ``format``
@@ -61,7 +56,7 @@ WITH_TOKENIZER_REFUSAL = (
     "--with_tokenizer: OpenVINO exports take token ids; tokenize with albert_tf (Python: "
     "albert_tf.export.openvino_runner.OpenVinoClassifier) - openvino-tokenizers' SentencePiece "
     "conversion differs from the sentencepiece library around user-defined symbols (243 of "
-    "875 SST-2 dev sentences), and our tf-text tokenizer graphs do not convert (no OpenVINO "
+    "875 texts: SST-2 dev and 3 probes got other ids), and our tf-text tokenizer graphs do not convert (no OpenVINO "
     "conversion for FastSentencepieceTokenize, SentencepieceTokenizeOp, UnicodeDecode/Encode, "
     "RaggedGather, DenseBincount).")
 
