@@ -56,9 +56,9 @@ WITH_TOKENIZER_REFUSAL = (
     "--with_tokenizer: OpenVINO exports take token ids; tokenize with albert_tf (Python: "
     "albert_tf.export.openvino_runner.OpenVinoClassifier) - openvino-tokenizers' SentencePiece "
     "conversion differs from the sentencepiece library around user-defined symbols (243 of "
-    "875 texts: SST-2 dev and 3 probes got other ids), and our tf-text tokenizer graphs do not convert (no OpenVINO "
-    "conversion for FastSentencepieceTokenize, SentencepieceTokenizeOp, UnicodeDecode/Encode, "
-    "RaggedGather, DenseBincount).")
+    "875 texts: SST-2 dev and 3 probes got other ids), and our tf-text tokenizer graphs "
+    "do not convert (no OpenVINO conversion for FastSentencepieceTokenize, "
+    "SentencepieceTokenizeOp, UnicodeDecode/Encode, RaggedGather, DenseBincount).")
 
 
 def _error(message: str) -> Exception:
