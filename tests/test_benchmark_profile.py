@@ -41,7 +41,8 @@ def test_profile_names_the_gemm_kernels_xnnpack_chose(exports):
     assert int8.samples > 200
     # Sampling starts after the warm-up: model loading (TensorFlow-free) is not in it.
     assert not any("Py_Initialize" in s or "PyImport" in s for s, _ in int8.symbols[:5])
-    assert 0.98 < sum(int8.by_category.values()) <= 1.0001   # every sampled symbol
+    # Every sampled symbol; perf rounds each symbol's share to 0.01%, hundreds of them.
+    assert 0.98 < sum(int8.by_category.values()) <= 1.01
     int8_gemms = [c for c in int8.by_category if c.startswith("int8 GEMM")]
     assert int8_gemms and all(int8.top_symbol[c].startswith("xnn_q") for c in int8_gemms)
     assert max(int8.by_category, key=int8.by_category.get) in int8_gemms + ["fp32 GEMM"]
