@@ -84,6 +84,14 @@ def define_flags() -> None:
                         "(default <model_dir>/qat).")
 
 
+def _print_signatures(meta: dict, label: str = "") -> None:
+    """One line per signature of an export's metadata: its inputs and outputs with shapes."""
+    for key, sig in meta["signatures"].items():
+        ins = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["inputs"].items())
+        outs = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["outputs"].items())
+        print(f"  {label}{key}: {ins} -> {outs}")
+
+
 def main(argv) -> None:
     del argv
     from albert_tf.export.common import ExportError
@@ -137,10 +145,7 @@ def main(argv) -> None:
     size = os.path.getsize(os.path.join(path, meta["model_file"]))
     print(f"TFLite model written to {path}/{meta['model_file']} ({size / 1e6:.2f} MB, "
           f"{meta['quantization']})")
-    for key, sig in meta["signatures"].items():
-        ins = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["inputs"].items())
-        outs = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["outputs"].items())
-        print(f"  signature {key}: {ins} -> {outs}")
+    _print_signatures(meta, "signature ")
     if meta.get("sdk"):
         print(f"  mobile SDK metadata embedded: runs in {', '.join(meta['sdk']['runners'])}; "
               f"their ids are ours on {meta['sdk']['same_ids_as_albert_tf']}")
@@ -188,10 +193,7 @@ def _export_openvino() -> None:
                                                                        "weights_file"))
     print(f"OpenVINO IR written to {path}/{meta['model_file']} (+ {meta['weights_file']}: "
           f"{sizes / 2**20:.2f} MiB, {meta['quantization']})")
-    for key, sig in meta["signatures"].items():
-        ins = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["inputs"].items())
-        outs = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["outputs"].items())
-        print(f"  {key}: {ins} -> {outs}")
+    _print_signatures(meta)
     print("  token ids in: tokenize with albert_tf.export.openvino_runner.OpenVinoClassifier")
 
 
