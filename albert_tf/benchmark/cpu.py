@@ -158,7 +158,7 @@ def _cpuinfo_text() -> str:
 
 
 def measure_clock_ghz(iterations: int = 70_000_000) -> tuple[float, str]:
-    """Core clock from timing dependent adds; falls back to /proc/cpuinfo."""
+    """Core clock from timing dependent multiplies; falls back to /proc/cpuinfo."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler:
         with tempfile.TemporaryDirectory() as tmp:

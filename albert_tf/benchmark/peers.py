@@ -197,9 +197,7 @@ def quantize_openvino_int8(xml: str, output: str, samples: list[dict[str, np.nda
     (albert_base: 12 int8 copies of each 768x768 / 768x3072 matrix, 86.8 MiB of IR against
     44.9 MiB float; bert_base: 105.6 against 417.5).
     """
-    import nncf
     import openvino as ov
-    model = ov.Core().read_model(xml)
-    quantized = nncf.quantize(model, nncf.Dataset(samples), model_type=nncf.ModelType.TRANSFORMER,
-                              subset_size=len(samples))
-    return _save_openvino(quantized, output)
+
+    from albert_tf.export.openvino import quantize_int8
+    return _save_openvino(quantize_int8(ov.Core().read_model(xml), samples), output)

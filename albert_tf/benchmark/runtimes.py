@@ -19,6 +19,8 @@ from typing import Callable
 
 import numpy as np
 
+from albert_tf.benchmark.peers import ONNX_INPUTS
+
 Inputs = dict[str, np.ndarray]
 
 
@@ -104,9 +106,8 @@ class TorchRunner(Runner):
         return run
 
 
-# The ONNX / OpenVINO peers' input names -> ours (`albert_tf.benchmark.peers.ONNX_INPUTS`).
-PEER_INPUT_NAMES = {"input_ids": "input_word_ids", "attention_mask": "input_mask",
-                    "token_type_ids": "input_type_ids"}
+# The ONNX / OpenVINO peers' input names -> ours.
+PEER_INPUT_NAMES = dict(ONNX_INPUTS)
 
 
 def peer_feed(names, inputs: Inputs) -> dict[str, np.ndarray]:
@@ -154,11 +155,11 @@ class OpenVinoRunner(Runner):
 
     def __init__(self, artifact: str, threads: int, precision: str | None = "f32"):
         import openvino as ov
+
+        from albert_tf.export.openvino_runner import compile_config
         self.core = ov.Core()
         self.model = self.core.read_model(artifact)
-        self.config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads}
-        if precision:
-            self.config["INFERENCE_PRECISION_HINT"] = precision
+        self.config = compile_config(threads, precision)
         self.input_names = [i.get_any_name() for i in self.model.inputs]
         self.compiled = None
 
@@ -185,7 +186,9 @@ RUNNERS = {
     "torch": lambda artifact, threads: TorchRunner(artifact, threads),
     "torch_int8": lambda artifact, threads: TorchRunner(artifact, threads, dynamic_int8=True),
     "onnx": lambda artifact, threads: OnnxRunner(artifact, threads),
-    "openvino": lambda artifact, threads: OpenVinoRunner(artifact, threads, "f32"),
-    "openvino_bf16": lambda artifact, threads: OpenVinoRunner(artifact, threads, "bf16"),
-    "openvino_int8": lambda artifact, threads: OpenVinoRunner(artifact, threads, None),
 }
+# The OpenVINO worker runtimes and the precision hint each sets (None: OpenVINO's default).
+OPENVINO_PRECISIONS = {"openvino": "f32", "openvino_bf16": "bf16", "openvino_int8": None}
+RUNNERS.update({name: (lambda artifact, threads, precision=precision:
+                       OpenVinoRunner(artifact, threads, precision))
+                for name, precision in OPENVINO_PRECISIONS.items()})

@@ -33,7 +33,9 @@ import subprocess
 import sys
 from typing import Callable
 
+from albert_tf.benchmark.runtimes import OPENVINO_PRECISIONS
 from albert_tf.benchmark.tables import Measurement
+from albert_tf.benchmark.worker import MISSING_PACKAGE_EXIT, missing_package
 
 RUNTIMES = ("tf", "tflite_none", "tflite_dynamic", "tflite_int8", "torch", "torch_int8",
             "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8", "openvino", "openvino_bf16",
@@ -46,7 +48,7 @@ BF16_RUNTIMES = ("openvino_bf16", "ir_bf16")
 IR_RUNNERS = {"ir_none": "openvino", "ir_bf16": "openvino_bf16", "ir_int8": "openvino_int8"}
 # ... and the precision hint those runners set (None: OpenVINO's default), for the SST-2
 # end-to-end runs of the same exports (`albert_tf.benchmark.end_to_end`).
-IR_PRECISIONS = {"ir_none": "f32", "ir_bf16": "bf16", "ir_int8": None}
+IR_PRECISIONS = {ir: OPENVINO_PRECISIONS[runner] for ir, runner in IR_RUNNERS.items()}
 # Runtimes whose peer is exported from the Hugging Face layout of the model directory.
 HF_RUNTIMES = ("torch", "torch_int8", "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8",
                "openvino", "openvino_bf16", "openvino_int8")
@@ -79,13 +81,6 @@ def require(*packages: str) -> None:
     import importlib
     for package in packages:
         importlib.import_module(package)
-
-
-def _missing_package(error: ModuleNotFoundError) -> str | None:
-    """The top-level package of a ModuleNotFoundError, or None when it is one of ours (a
-    bug to raise, not a runtime to skip)."""
-    package = (error.name or "").split(".")[0]
-    return None if not package or package in ("albert_tf", "albert_tflite") else package
 
 
 
@@ -268,7 +263,7 @@ class ArtifactBuilder:
         # batches per signature (the calibration texts are spread over the buckets).
         export_tflite(self.model_dir, out, quantization, seq_lengths=seq_lengths,
                       batch_size=batch, num_calibration=max(64, 2 * batch * len(seq_lengths)),
-                      calibration_file=os.path.join(self.data_dir, "glue", "SST-2", "train.tsv"))
+                      calibration_file=os.path.join(self.data_dir, SST2_TRAIN))
 
     def tflite(self, quantization: str, shapes: list[tuple[int, int]]) -> str:
         """A path template ``.../b{batch}_s{seq}/model.tflite``, one export per shape."""
@@ -312,7 +307,6 @@ def time_in_worker(runtime: str, artifact: str, shapes: list[tuple[int, int]], v
     """Runs `albert_tf.benchmark.worker` in a fresh process; returns its JSON. Raises
     ModuleNotFoundError (``name``: the package) when the worker reports that the runtime's
     package is not installed."""
-    from albert_tf.benchmark.worker import MISSING_PACKAGE_EXIT
     command = [sys.executable, "-m", "albert_tf.benchmark.worker", f"--runtime={runtime}",
                f"--artifact={artifact}", "--shapes=" + ",".join(f"{b}x{s}" for b, s in shapes),
                f"--vocab_size={vocab_size}", f"--threads={threads}",
@@ -391,7 +385,7 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
             timed = time_in_worker(worker_runtime, artifact, shapes, config.vocab_size, threads,
                                    min_seconds)
         except ModuleNotFoundError as e:
-            package = _missing_package(e)
+            package = missing_package(e)
             if package is None:
                 raise
             skipped[runtime] = NOT_INSTALLED.format(package)

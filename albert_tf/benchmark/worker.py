@@ -72,11 +72,17 @@ def _enable_perf(control: str | None) -> None:
             f.write("enable\n")
 
 
-def _missing_package(runtime: str, error: ModuleNotFoundError) -> int:
-    """Prints the missing-package JSON; re-raises when the missing module is our own (a
-    bug, not an uninstalled runtime)."""
+def missing_package(error: ModuleNotFoundError) -> str | None:
+    """The top-level package of a ModuleNotFoundError, or None when it is one of ours (a
+    bug to raise, not an uninstalled runtime to skip)."""
     package = (error.name or "").split(".")[0]
-    if not package or package in ("albert_tf", "albert_tflite"):
+    return None if not package or package in ("albert_tf", "albert_tflite") else package
+
+
+def _missing_package(runtime: str, error: ModuleNotFoundError) -> int:
+    """Prints the missing-package JSON; re-raises when the missing module is our own."""
+    package = missing_package(error)
+    if package is None:
         raise error
     json.dump({"runtime": runtime, "error": "missing_package", "package": package,
                "message": str(error)}, sys.stdout)

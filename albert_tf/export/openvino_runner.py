@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -34,6 +34,16 @@ SIGNATURE = "serving_default"
 # Buckets of a dynamic IR (those up to the model's max_seq_length, then it): few shapes, as
 # each one is compiled once.
 BUCKETS = (16, 32, 64, 128, 256, 512)
+
+
+def compile_config(threads: int, precision: str | None = None) -> dict[str, Any]:
+    """The CPU compile options every runner of an IR uses: ``PERFORMANCE_HINT`` LATENCY,
+    ``threads`` inference threads and, when given, ``INFERENCE_PRECISION_HINT`` (``"f32"``,
+    ``"bf16"``; None: OpenVINO's default, bf16 on CPUs with AVX-512 BF16 / AMX)."""
+    config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads}
+    if precision:
+        config["INFERENCE_PRECISION_HINT"] = precision
+    return config
 
 
 def default_buckets(max_seq_length: int) -> list[int]:
@@ -65,9 +75,7 @@ class OpenVinoClassifier(TFLiteRunner):
         self.num_threads, self.xnnpack = threads, False
         self.core = ov.Core()
         self.model = self.core.read_model(self.path)
-        self.config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads}
-        if precision:
-            self.config["INFERENCE_PRECISION_HINT"] = precision
+        self.config = compile_config(threads, precision)
         signature = self.meta["signatures"][SIGNATURE]
         self.input_names = list(signature["inputs"])
         self.output_names = list(signature["outputs"])
