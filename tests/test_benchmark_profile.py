@@ -86,3 +86,10 @@ def test_benchmark_reports_profiles_and_the_speedup_over_the_fastest_peer(export
     row = f"| model | 1 x 32 | any vs int8 peers | {fastest} | {ours:.1f} | onnx_int8 | " \
           f"{ms['onnx_int8']:.1f} | {ms['onnx_int8'] / ours:.2f}x |"
     assert row in report, report
+
+
+def test_missing_artifact_is_named_in_one_line(tmp_path, capsys):
+    missing = str(tmp_path / "b{batch}_s{seq}" / "model.tflite")
+    assert profile.main([f"--artifact={missing}", "--vocab_size=8000", "--shape=1x16"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and str(tmp_path / "b1_s16" / "model.tflite") in err

@@ -172,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args(argv)
     batch, seq = (int(v) for v in args.shape.lower().split("x"))
+    artifact = args.artifact.format(batch=batch, seq=seq)
+    if not os.path.exists(artifact):
+        print(f"error: --artifact={artifact} does not exist; pass a model file (or, for "
+              "tflite, a path with {batch} and {seq}) that albert-tf-benchmark or "
+              "albert-tf-export wrote.", file=sys.stderr)
+        return 2
     try:
         profile, timed = profile_worker(args.runtime, args.artifact, (batch, seq),
                                         args.vocab_size, args.threads, args.seconds)

@@ -140,12 +140,15 @@ class ArtifactBuilder:
         from albert_tf.benchmark.peers import export_onnx, quantize_onnx_dynamic
         float_path = self.path("model.onnx")
         if not os.path.exists(float_path):
+            require("torch", "transformers", "onnx")   # before anything is announced
+            hf_dir = self.hf_dir()
             self.echo(f"  exporting {float_path}")
-            export_onnx(self.hf_dir(), float_path)
+            export_onnx(hf_dir, float_path)
         if not int8:
             return float_path
         int8_path = self.path("model_int8.onnx")
         if not os.path.exists(int8_path):
+            require("onnxruntime")
             quantize_onnx_dynamic(float_path, int8_path)
         return int8_path
 
