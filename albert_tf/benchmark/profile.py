@@ -142,7 +142,8 @@ def profile_command(command: list[str], frequency: int = 999,
         report = subprocess.run([perf, "report", "-i", data, "--no-children", "--sort",
                                  "symbol", "-g", "none", "--stdio", "--percent-limit", "0"],
                                 capture_output=True, text=True, check=True).stdout
-        count = re.search(r"Samples:\s*([\d.]+)([KM]?) of event", report)
+        # "# Samples: 999  of event ..." below a thousand, "# Samples: 9K of event ..." above.
+        count = re.search(r"Samples:\s*([\d.]+)([KM]?)\s+of event", report)
         samples = 0
         if count:
             samples = int(float(count.group(1)) * {"": 1, "K": 1e3, "M": 1e6}[count.group(2)])
