@@ -14,7 +14,8 @@ A TFLite export directory::
 or its directory) and checks the format version.
 
 An OpenVINO export (`albert_tf.export.openvino`: ``model.xml`` + ``model.bin``) ships the same
-files with ``format`` `OPENVINO_FORMAT`; `task_metadata` and `write_files` are shared by both.
+files with ``format`` `OPENVINO_FORMAT`, an ONNX export (`albert_tf.export.onnx`: ``model.onnx``)
+with `ONNX_FORMAT`; `task_metadata` and `write_files` are shared by all three.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ FORMAT_VERSION = 1
 MODEL_FILE = "model.tflite"
 OPENVINO_FORMAT = "albert-tf-openvino"      # albert_tf.export.openvino
 OPENVINO_MODEL_FILE = "model.xml"           # its weights: model.bin beside it
+ONNX_FORMAT = "albert-tf-onnx"              # albert_tf.export.onnx
+ONNX_MODEL_FILE = "model.onnx"
 METADATA_FILE = "metadata.json"
 LABELS_FILE = "labels.txt"
 # tensorflow_text.core.pybinds.tflite_registrar function registering each custom op of the
@@ -146,7 +149,7 @@ def metadata_path(model: str) -> str:
 
 def read_metadata(model: str, format: str = FORMAT) -> dict[str, Any]:
     """metadata.json for a model file or export directory, of the export ``format``
-    (`FORMAT`: TFLite; `OPENVINO_FORMAT`: OpenVINO IR)."""
+    (`FORMAT`: TFLite; `OPENVINO_FORMAT`: OpenVINO IR; `ONNX_FORMAT`: ONNX)."""
     path = metadata_path(model)
     if not os.path.exists(path):
         raise MetadataError(f"no {METADATA_FILE} next to {model}; export with albert-tf-export "
