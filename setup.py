@@ -33,6 +33,7 @@ INSTALL_REQUIRES = [
 ]
 
 OPENVINO = ["openvino>=2026.4,<2027", "openvino-tokenizers>=2026.4,<2027", "nncf>=3.4,<4"]
+ONNX = ["onnx>=1.23,<2", "onnxruntime>=1.31,<2"]
 
 EXTRAS_REQUIRE = {
     "test": [
@@ -43,8 +44,7 @@ EXTRAS_REQUIRE = {
         "torch>=2.13,<3",
         "transformers>=5.23,<6",
         # Peers of the CPU benchmark (albert-tf-benchmark); tests check the ONNX path.
-        "onnx>=1.23,<2",
-        "onnxruntime>=1.31,<2",
+        *ONNX,                          # albert-tf-export --format=onnx; peers
         "onnxscript>=0.7,<1",
         "sympy>=1.13,<2",               # ONNX Runtime's transformer optimizer (onnx_opt*)
         *OPENVINO,                      # albert-tf-export --format=openvino; peers
@@ -52,6 +52,8 @@ EXTRAS_REQUIRE = {
     # The OpenVINO export (albert-tf-export --format=openvino): the runtime, its tokenizer
     # ops (raw text in) and NNCF post-training int8.
     "openvino": OPENVINO,
+    # The ONNX export (albert-tf-export --format=onnx) and its runner (OnnxClassifier).
+    "onnx": ONNX,
 }
 
 CONSOLE_SCRIPTS = [

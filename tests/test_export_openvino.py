@@ -1,9 +1,6 @@
 """albert-tf-export --format=openvino: real OpenVINO and NNCF on tiny real models.
 
-The classifier is a tiny ALBERT finetuned here on 4,000 SST-2 *train* sentences (two epochs,
-~6 s, ~72% dev accuracy): real learned weights. test_benchmark_end_to_end's classifier (random
-encoder, head scaled to split the dev set) does not fit these tests: its labels hinge on float
-noise (measured: OpenVINO's default bf16 flipped 352 of 872, NNCF int8 agreed on 70%).
+The classifier is `tests/sst2_tiny.py`'s: a tiny ALBERT finetuned on real SST-2 train text.
 Evaluation is on the real SST-2 dev set; int8 calibrates on the train split."""
 
 from __future__ import annotations
@@ -19,55 +16,22 @@ import pytest
 pytest.importorskip("openvino")
 pytest.importorskip("nncf")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
-SEQ = 32   # the classifier's max_seq_length
+from sst2_tiny import (ROOT, SEQ, VOCAB, dev_sentences, encoder_dir, keras_probabilities,  # noqa: E402
+                       pack, tiny_config, train_classifier)
 # Measured: the int8 IR's labels agreed with the float IR's on 99.9% of the 872 dev sentences
 # (both at f32) and on 99.7% (int8 at OpenVINO's default precision, bf16 on AMX CPUs); the
 # bound leaves margin (another CPU, another training run's weights).
 INT8_AGREEMENT = 0.97
 
 
-def _tiny_config(**changes):
-    import albert_tf
-    return albert_tf.load_config("albert_tiny").replace(vocab_size=8000, **changes)
-
-
-def _pack(sentences, seq=SEQ):
-    from albert_tf.text.tokenizer import AlbertTokenizer
-    tok = AlbertTokenizer(VOCAB)
-    rows = [tok.pack(s, max_seq_length=seq) for s in sentences]
-    return {k: np.array([r[k] for r in rows], np.int32) for k in rows[0]}
-
-
 @pytest.fixture(scope="module")
 def dev(data_dir):
-    from albert_tf.benchmark.end_to_end import load_sst2_dev, sst2_dev_file
-    sentences, _ = load_sst2_dev(sst2_dev_file(data_dir))
-    return sentences
+    return dev_sentences(data_dir)
 
 
 @pytest.fixture(scope="module")
 def model_dir(data_dir, tmp_path_factory):
-    """A tiny ALBERT SST-2 classifier finetuned on 4,000 train sentences (a model directory)."""
-    import albert_tf
-    from albert_tf.backend import keras
-    from albert_tf.checkpoints import TaskInfo
-    from albert_tf.data.task_data import read_examples
-    train = read_examples(os.path.join(data_dir, "glue", "SST-2", "train.tsv"), ["sentence"],
-                          "label", has_header=True, label_list=("0", "1"))[:4000]
-    keras.utils.set_random_seed(0)
-    model = albert_tf.build_classifier(_tiny_config(), 2)
-    model.compile(optimizer=keras.optimizers.Adam(2e-3), loss={
-        "logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)})
-    model.fit(_pack([e.text_a for e in train]),
-              {"logits": np.array([int(e.label) for e in train])}, batch_size=64, epochs=2,
-              verbose=0)
-    path = str(tmp_path_factory.mktemp("ov") / "sst2_tiny")
-    albert_tf.save_model_dir(model, path, task_info=TaskInfo("sst2", "classification",
-                                                             ("0", "1"), SEQ),
-                             vocab_file=VOCAB)
-    return path
+    return train_classifier(data_dir, str(tmp_path_factory.mktemp("ov") / "sst2_tiny"))
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +52,6 @@ def int8_export(model_dir, source, data_dir, tmp_path_factory):
     from albert_tf.export.openvino import export_openvino
     return export_openvino(model_dir, str(tmp_path_factory.mktemp("ov") / "int8"),
                            quantization="int8", data_dir=data_dir, source=source)
-
-
-def keras_outputs(source, sentences, seq):
-    from albert_tf.backend import tf
-    feats = _pack(sentences, seq)
-    probs = tf.nn.softmax(source.model({k: tf.constant(v) for k, v in feats.items()})["logits"])
-    return feats, probs.numpy()
 
 
 def ir_outputs(xml, feats, precision="f32"):
@@ -123,22 +80,11 @@ def test_ir_equals_keras_on_dev_ids_at_two_lengths(float_export, source, dev):
     assert meta["ops"]["fake_quantize"] == 0
     xml = os.path.join(float_export, "model.xml")
     for seq, sentences in ((16, dev[:48]), (SEQ, dev[48:80])):   # one dynamic IR
-        feats, probs = keras_outputs(source, sentences, seq)
+        feats, probs = keras_probabilities(source, sentences, seq)
         out = ir_outputs(xml, feats)
         assert out["probabilities"].shape == (len(sentences), 2)
         np.testing.assert_allclose(out["probabilities"], probs, atol=1e-4)
         assert (out["label_id"] == probs.argmax(-1)).all()
-
-
-def _encoder_dir(path, sharing):
-    import albert_tf
-    from albert_tf.backend import keras
-    keras.utils.set_random_seed(0)
-    config = _tiny_config(hidden_size=64, intermediate_size=256, num_hidden_layers=6,
-                          sharing=sharing)
-    model = albert_tf.build_encoder(config)
-    albert_tf.save_model_dir(model, path, vocab_file=VOCAB)
-    return model.count_params()
 
 
 def test_shared_layer_is_stored_once(tmp_path):
@@ -146,7 +92,7 @@ def test_shared_layer_is_stored_once(tmp_path):
     layers = 6
     params, bins = {}, {}
     for sharing in ("all", "none"):
-        params[sharing] = _encoder_dir(str(tmp_path / sharing), sharing)
+        params[sharing] = encoder_dir(str(tmp_path / sharing), sharing)
         out = export_openvino(str(tmp_path / sharing), str(tmp_path / f"ov_{sharing}"))
         bins[sharing] = os.path.getsize(os.path.join(out, "model.bin"))
         # Every weight once (float32), little else: the .bin is the parameter bytes (a bit
@@ -183,7 +129,7 @@ def test_int8_ir_is_fake_quantized_and_agrees_with_float(float_export, int8_expo
 def test_classifier_on_raw_text_gives_keras_labels(float_export, source, dev):
     from albert_tf.export.openvino_runner import OpenVinoClassifier
     sentences = dev
-    _, probs = keras_outputs(source, sentences, SEQ)
+    _, probs = keras_probabilities(source, sentences, SEQ)
     classifier = OpenVinoClassifier(float_export, threads=1, precision="f32", batch_size=8)
     assert classifier.buckets == [(16, "seq_16"), (SEQ, f"seq_{SEQ}")]
     predictions = classifier.predict(sentences)
@@ -228,12 +174,12 @@ def test_sst2_end_to_end_runs_our_ir_like_tflite(model_dir, source, dev, data_di
     monkeypatch.setattr(end_to_end, "run_in_worker", recording)
     (row,) = benchmark_end_to_end("tiny", model_dir, [], [8], [16, SEQ], str(tmp_path),
                                   data_dir, threads=1, min_seconds=0.05, echo=lambda s: None,
-                                  openvino=["ir_none"])
+                                  servers=["ir_none"])
     assert (row.quantization, row.batch, row.buckets, row.sentences) == (
         "ir_none", 8, [16, SEQ], 872)
     assert not results[0]["imported_tensorflow"]
     _, labels = load_sst2_dev(sst2_dev_file(data_dir))
-    _, probs = keras_outputs(source, dev, SEQ)
+    _, probs = keras_probabilities(source, dev, SEQ)
     assert row.accuracy == np.mean(probs.argmax(-1) == np.array(labels).astype(int)) > 0.6
 
 

@@ -23,7 +23,9 @@ another task) it is ``None``: the labels are still produced and timed.
 subclass of the TFLite runner with the same Python tokenization, bucketing and batching,
 compiled per ``[--batch_size, bucket]`` of ``--buckets`` (the warm-up compiles every shape)
 at ``--precision`` (``f32``, ``bf16``; default OpenVINO's), so its sentences/s compare with
-TFLite's on the same buckets and batch sizes.
+TFLite's on the same buckets and batch sizes. An ONNX export (`albert_tf.export.onnx`) runs
+the same way through `albert_tf.export.onnx_runner.OnnxClassifier` (one ONNX Runtime
+session for every shape).
 
 `benchmark_end_to_end` is the `albert-tf-benchmark --sst2_end_to_end` driver: it builds a
 classifier model directory when the given one has no classification head (random 2-class
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import os
 import statistics
@@ -44,6 +47,8 @@ import subprocess
 import sys
 import time
 from typing import Any, Callable, Sequence
+
+from albert_tf.export import metadata as meta_lib   # no TensorFlow
 
 SST2_DEV = os.path.join("glue", "SST-2", "dev.tsv")
 SST2_LABELS = ("0", "1")
@@ -54,6 +59,11 @@ RANDOM_HEAD_TASK = "sst2-random-head"   # a task name no accuracy is reported fo
 # ALBERT-base dynamic int8 at 116 vs 94 sentences/s (README, CPU benchmark).
 DEFAULT_BUCKETS = (16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 128)
 DEFAULT_BATCH_SIZES = (1, 8, 32)
+# Server exports (token ids in, any [batch, seq]) -> (module, class) of their runner.
+SERVER_RUNNERS = {
+    meta_lib.OPENVINO_FORMAT: ("albert_tf.export.openvino_runner", "OpenVinoClassifier"),
+    meta_lib.ONNX_FORMAT: ("albert_tf.export.onnx_runner", "OnnxClassifier"),
+}
 
 
 class EndToEndError(ValueError):
@@ -109,20 +119,21 @@ def _runner_class():
 def check_export(model: str) -> dict[str, Any]:
     """The metadata of an export with token-id bucket signatures and a classification head;
     a clear `EndToEndError` otherwise (nothing is loaded)."""
-    from albert_tf.export.metadata import OPENVINO_FORMAT, MetadataError, read_metadata
-    try:
-        meta = read_metadata(model)
-    except MetadataError as e:
+    meta, error = None, None
+    for fmt in (meta_lib.FORMAT, *SERVER_RUNNERS):
         try:
-            meta = read_metadata(model, OPENVINO_FORMAT)
-        except MetadataError:
-            raise EndToEndError(
-                f"{model}: {e} The end-to-end benchmark needs an export directory written by "
-                "albert-tf-export --format=tflite --seq_lengths=16,32,64,128 (model.tflite "
-                "with its metadata.json), or --format=openvino.") from e
+            meta = meta_lib.read_metadata(model, fmt)
+            break
+        except meta_lib.MetadataError as e:
+            error = error or e
+    if meta is None:
+        raise EndToEndError(
+            f"{model}: {error} The end-to-end benchmark needs an export directory written by "
+            "albert-tf-export --format=tflite --seq_lengths=16,32,64,128 (model.tflite "
+            "with its metadata.json), or --format=openvino / --format=onnx.")
     buckets = sorted(sig["seq_length"] for sig in meta.get("signatures", {}).values()
                      if "seq_length" in sig)
-    if meta["format"] == OPENVINO_FORMAT:
+    if meta["format"] in SERVER_RUNNERS:
         buckets = [0]       # token ids in; the runner buckets (dynamic or its static length)
     if meta.get("tokenizer", {}).get("in_graph") or not buckets:
         raise EndToEndError(
@@ -143,11 +154,19 @@ def open_model(model: str, threads: int = 2, buckets: Sequence[int] | None = Non
                batch_size: int | None = None, precision: str | None = None):
     """A `albert_tflite.runner.TFLiteRunner` for an export that passes `check_export`; for
     an OpenVINO export an `albert_tf.export.openvino_runner.OpenVinoClassifier` with
-    ``buckets``, ``batch_size`` and ``precision`` (TFLite exports have their own)."""
-    from albert_tf.export.metadata import OPENVINO_FORMAT
-    if check_export(model)["format"] == OPENVINO_FORMAT:
-        from albert_tf.export.openvino_runner import OpenVinoClassifier
-        return OpenVinoClassifier(model, threads, precision, buckets, batch_size)
+    ``buckets``, ``batch_size`` and ``precision``, for an ONNX export an
+    `albert_tf.export.onnx_runner.OnnxClassifier` with ``buckets`` and ``batch_size``
+    (TFLite exports have their own)."""
+    fmt = check_export(model)["format"]
+    if fmt in SERVER_RUNNERS:
+        module, name = SERVER_RUNNERS[fmt]
+        runner_class = getattr(importlib.import_module(module), name)
+        if fmt == meta_lib.ONNX_FORMAT:
+            if precision:
+                raise EndToEndError(f"{model}: an ONNX export runs at float32 / its int8; "
+                                    f"no precision option (got {precision!r}).")
+            return runner_class(model, threads, buckets, batch_size)
+        return runner_class(model, threads, precision, buckets, batch_size)
     if buckets or batch_size or precision:
         raise EndToEndError(f"{model}: a TFLite export has its own buckets and batch size "
                             "(its signatures) and no precision option.")
@@ -268,7 +287,8 @@ def run_in_worker(model: str, dev_file: str, threads: int = 2, min_seconds: floa
                   batch_size: int | None = None, precision: str | None = None,
                   label: str | None = None) -> dict[str, Any]:
     """`measure` in a fresh process (no TensorFlow, its own peak RSS); returns its JSON.
-    ``buckets``, ``batch_size``, ``precision``: OpenVINO exports only (`open_model`)."""
+    ``buckets``, ``batch_size``: server exports (OpenVINO, ONNX); ``precision``: OpenVINO
+    (`open_model`)."""
     command = [sys.executable, "-m", "albert_tf.benchmark.end_to_end", f"--model={model}",
                f"--dev_file={dev_file}", f"--threads={threads}",
                f"--min_seconds={min_seconds}", f"--min_passes={min_passes}"]
@@ -318,10 +338,11 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
                          batch_sizes: Sequence[int], buckets: Sequence[int], work_dir: str,
                          data_dir: str, threads: int = 2, min_seconds: float = 3.0,
                          echo: Callable[[str], None] = print,
-                         openvino: Sequence[str] = ()):
+                         servers: Sequence[str] = ()):
     """One `EndToEndMeasurement` per (quantization, batch size) of one model directory,
-    and per (``openvino`` runtime: ``ir_none``, ``ir_bf16``, ``ir_int8``, batch size): our
-    OpenVINO export run at the same buckets and batch sizes."""
+    and per (``servers`` runtime, batch size): our OpenVINO export (``ir_none``, ``ir_bf16``,
+    ``ir_int8``) or ONNX export (``ort_none``, ``ort_int8``) run at the same buckets and
+    batch sizes."""
     from albert_tf.benchmark.tables import EndToEndMeasurement
     from albert_tf.benchmark.suite import ArtifactBuilder
     dev_file = sst2_dev_file(data_dir)
@@ -339,19 +360,23 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
             rows.append(EndToEndMeasurement.from_result(
                 name, run_in_worker(export, dev_file, threads, min_seconds)))
             echo("    " + rows[-1].describe())
-    if openvino:
-        from albert_tf.benchmark.suite import IR_PRECISIONS
-        # Its own work directory: the per-shape benchmark's IR of ``name`` may be of an
+    if servers:
+        from albert_tf.benchmark.suite import IR_PRECISIONS, ORT_QUANTIZATIONS
+        # Its own work directory: the per-shape benchmark's exports of ``name`` may be of an
         # encoder without this classifier head.
-        ir_builder = ArtifactBuilder(classifier, os.path.join(work_dir, name, "sst2_classifier"),
-                                     data_dir, echo)
-    for runtime in openvino:
-        export = os.path.dirname(ir_builder.ir("int8" if runtime == "ir_int8" else "none"))
+        server_builder = ArtifactBuilder(
+            classifier, os.path.join(work_dir, name, "sst2_classifier"), data_dir, echo)
+    for runtime in servers:
+        if runtime in ORT_QUANTIZATIONS:
+            export = os.path.dirname(server_builder.ort(ORT_QUANTIZATIONS[runtime]))
+        else:
+            export = os.path.dirname(server_builder.ir("int8" if runtime == "ir_int8"
+                                                       else "none"))
         for batch in batch_sizes:
             echo(f"  SST-2 end to end: {name} {runtime} batch {batch} buckets {buckets}")
             rows.append(EndToEndMeasurement.from_result(name, run_in_worker(
                 export, dev_file, threads, min_seconds, buckets=buckets, batch_size=int(batch),
-                precision=IR_PRECISIONS[runtime], label=runtime)))
+                precision=IR_PRECISIONS.get(runtime), label=runtime)))
             echo("    " + rows[-1].describe())
     return rows
 

@@ -6,7 +6,8 @@ RSS it reports is what that runtime alone costs (TensorFlow is never imported to
 a TFLite, ONNX or OpenVINO model).
 
 Worker runtimes (`RUNNERS`): ``tflite``, ``tf``, ``torch``, ``torch_int8``, ``onnx`` (any
-ONNX file: the plain, optimized and int8 peers of `albert_tf.benchmark.peers`), and
+ONNX file: the plain, optimized and int8 peers of `albert_tf.benchmark.peers`, and our own
+ONNX export, `albert_tf.export.onnx`, whose inputs are int32), and
 ``openvino`` (IR at float32 precision), ``openvino_bf16`` (the same IR at bfloat16, OpenVINO's
 default on CPUs with AVX-512 BF16 / AMX), ``openvino_int8`` (an NNCF int8 IR at OpenVINO's
 default precision).
@@ -110,10 +111,15 @@ class TorchRunner(Runner):
 PEER_INPUT_NAMES = dict(ONNX_INPUTS)
 
 
-def peer_feed(names, inputs: Inputs) -> dict[str, np.ndarray]:
-    """``inputs`` (ours or already peer-named) as int64 arrays keyed by the peer's ``names``."""
-    return {n: np.asarray(inputs[n] if n in inputs else inputs[PEER_INPUT_NAMES[n]], np.int64)
-            for n in names}
+def peer_feed(names, inputs: Inputs, dtypes=None) -> dict[str, np.ndarray]:
+    """``inputs`` (ours or already peer-named) keyed by the model's ``names``, as int64 (the
+    peers' exports) or as ``dtypes[name]`` (our ONNX export takes int32)."""
+    dtypes = dtypes or {}
+    return {n: np.asarray(inputs[n] if n in inputs else inputs[PEER_INPUT_NAMES[n]],
+                          dtypes.get(n, np.int64)) for n in names}
+
+
+_ONNX_TYPES = {"tensor(int32)": np.int32, "tensor(int64)": np.int64}
 
 
 class OnnxRunner(Runner):
@@ -121,15 +127,16 @@ class OnnxRunner(Runner):
 
     def __init__(self, artifact: str, threads: int):
         import onnxruntime as ort
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(artifact, options, providers=["CPUExecutionProvider"])
+
+        from albert_tf.export.onnx_runner import session_options
+        self.session = ort.InferenceSession(artifact, session_options(threads),
+                                            providers=["CPUExecutionProvider"])
         self.input_names = [i.name for i in self.session.get_inputs()]
+        self.input_types = {i.name: _ONNX_TYPES.get(i.type, np.int64)
+                            for i in self.session.get_inputs()}
 
     def prepare(self, inputs: Inputs) -> Callable[[], object]:
-        feed = peer_feed(self.input_names, inputs)
+        feed = peer_feed(self.input_names, inputs, self.input_types)
         return lambda: self.session.run(None, feed)
 
     def outputs(self, inputs: Inputs) -> list[np.ndarray]:

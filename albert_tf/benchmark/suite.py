@@ -18,7 +18,10 @@ Per model (official configs with random weights, or given model directories):
   IR converted from our own graph, ALBERT's shared layer stored once, dynamic
   ``[batch, seq]``), timed by the same worker runners as the peer: at float32 (forced), at
   OpenVINO's default precision (bf16 on AVX-512 BF16 / AMX) and its NNCF int8 export
-  (calibrated on SST-2 train text), at OpenVINO's default precision.
+  (calibrated on SST-2 train text), at OpenVINO's default precision;
+* ``ort_none`` / ``ort_int8``: our ONNX export (`albert_tf.export.onnx`: our graph written
+  as ONNX Runtime's fused operators, shared layer stored once) on ONNX Runtime, float32 and
+  its dynamic int8, timed by the same worker runner as the ``onnx*`` peers.
 
 A runtime whose Python package is not installed (while building its artifact here, or
 loading it in the worker) is skipped with one line naming the package and the pip command;
@@ -39,9 +42,11 @@ from albert_tf.benchmark.worker import MISSING_PACKAGE_EXIT, missing_package
 
 RUNTIMES = ("tf", "tflite_none", "tflite_dynamic", "tflite_int8", "torch", "torch_int8",
             "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8", "openvino", "openvino_bf16",
-            "openvino_int8", "ir_none", "ir_bf16", "ir_int8")
+            "openvino_int8", "ir_none", "ir_bf16", "ir_int8", "ort_none", "ort_int8")
 INT8_RUNTIMES = ("tflite_dynamic", "tflite_int8", "torch_int8", "onnx_int8", "onnx_opt_int8",
-                 "openvino_int8", "ir_int8")
+                 "openvino_int8", "ir_int8", "ort_int8")
+# Our ONNX export (`albert_tf.export.onnx`) -> its quantization; timed by the ONNX worker.
+ORT_QUANTIZATIONS = {"ort_none": "none", "ort_int8": "int8"}
 # 16-bit float runtimes: timed against the fp32 peak like the fp32 ones (the report says so).
 BF16_RUNTIMES = ("openvino_bf16", "ir_bf16")
 # Our OpenVINO export -> the worker runner (`albert_tf.benchmark.runtimes.RUNNERS`) timing it.
@@ -247,6 +252,17 @@ class ArtifactBuilder:
                             num_calibration=NNCF_CALIBRATION_SENTENCES)
         return os.path.join(out, "model.xml")
 
+    def ort(self, quantization: str) -> str:
+        """``model.onnx`` of our ONNX export (`albert_tf.export.onnx`, dynamic
+        ``[batch, seq]``) at ``quantization`` (``none``, ``int8``: ONNX Runtime dynamic)."""
+        from albert_tf.export.onnx import export_onnx
+        out = self.path(f"ort_{quantization}")
+        if not os.path.exists(out):
+            require("onnx", "onnxruntime")
+            self.echo(f"  exporting {out}")
+            export_onnx(self.model_dir, out, quantization)
+        return os.path.join(out, "model.onnx")
+
     def saved_model(self) -> str:
         from albert_tf.export.saved_model import export_saved_model
         out = self.path("saved_model", "encoder", "1")
@@ -302,6 +318,8 @@ class ArtifactBuilder:
             return runtime, self.openvino_int8(shapes)
         if runtime in IR_RUNNERS:
             return IR_RUNNERS[runtime], self.ir("int8" if runtime == "ir_int8" else "none")
+        if runtime in ORT_QUANTIZATIONS:
+            return "onnx", self.ort(ORT_QUANTIZATIONS[runtime])
         raise ValueError(f"unknown runtime {runtime!r}; use one of {RUNTIMES}.")
 
 
@@ -352,11 +370,32 @@ def _profile(name: str, runtime: str, worker_runtime: str, artifact: str, shapes
         echo("    profile: " + ", ".join(f"{c} {100 * v:.0f}%" for c, v in top))
 
 
+def merge_rounds(timings: list[dict]) -> dict:
+    """One worker result from the results of ``rounds`` workers of the same runtime and
+    shapes: per shape the median of their medians and of their p90s, and the largest peak
+    RSS (each worker is a fresh process)."""
+    import statistics
+    merged = dict(timings[0], peak_rss_mib=max(t["peak_rss_mib"] for t in timings),
+                  results=[])
+    for shape_results in zip(*(t["results"] for t in timings)):
+        median = statistics.median(r["median_ms"] for r in shape_results)
+        merged["results"].append(dict(
+            shape_results[0], median_ms=median,
+            p90_ms=statistics.median(r["p90_ms"] for r in shape_results),
+            sequences_per_s=shape_results[0]["batch"] / median * 1e3,
+            round_medians_ms=[r["median_ms"] for r in shape_results]))
+    return merged
+
+
 def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, data_dir: str,
                     threads: int, min_seconds: float, cpu, echo=print,
                     skipped: dict[str, str] | None = None,
-                    profiles: list | None = None) -> list[Measurement]:
+                    profiles: list | None = None, rounds: int = 1) -> list[Measurement]:
     """Builds and times each runtime of one model; returns its measurements.
+
+    ``rounds`` > 1: every runtime is timed that many times, round-robin (a fresh worker each
+    time, the runtimes in turn), and each figure is the median over the rounds, so that a
+    slow minute of a shared machine hits every runtime alike instead of the one it falls on.
 
     ``profiles``: when a list, each runtime is then also profiled by kernel under ``perf``
     at each shape (`albert_tf.benchmark.profile`) and ``(title, KernelProfile)`` appended.
@@ -371,30 +410,40 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
     builder = ArtifactBuilder(model_dir, os.path.join(work_dir, name), data_dir, echo)
     skipped = {} if skipped is None else skipped
     missing = {r for r, reason in skipped.items() if reason.endswith(" is not installed")}
-    rows = []
-    for runtime in runtimes:
-        if runtime in missing:
-            continue
-        if runtime in HF_RUNTIMES:
-            if config.sharing != "all" and not config.is_bert:
-                echo(f"  {name}: {runtime} skipped (no Hugging Face layout for "
-                     f"sharing={config.sharing})")
-                skipped.setdefault(runtime, f"{name}: no Hugging Face layout for "
-                                   f"sharing={config.sharing}")
+    timings: dict[str, list[dict]] = {}
+    artifacts: dict[str, tuple[str, str]] = {}
+    for round_index in range(rounds):
+        for runtime in runtimes:
+            if runtime in missing or (round_index and runtime not in timings):
                 continue
-        try:
-            worker_runtime, artifact = builder.artifact(runtime, shapes)
-            echo(f"  timing {name} {runtime} {shapes}")
-            timed = time_in_worker(worker_runtime, artifact, shapes, config.vocab_size, threads,
-                                   min_seconds)
-        except ModuleNotFoundError as e:
-            package = missing_package(e)
-            if package is None:
-                raise
-            skipped[runtime] = NOT_INSTALLED.format(package)
-            missing.add(runtime)
-            echo(f"  {runtime}: skipped: {skipped[runtime]} ({pip_fix(package)})")
-            continue
+            if runtime in HF_RUNTIMES:
+                if config.sharing != "all" and not config.is_bert:
+                    echo(f"  {name}: {runtime} skipped (no Hugging Face layout for "
+                         f"sharing={config.sharing})")
+                    skipped.setdefault(runtime, f"{name}: no Hugging Face layout for "
+                                       f"sharing={config.sharing}")
+                    continue
+            try:
+                if runtime not in artifacts:
+                    artifacts[runtime] = builder.artifact(runtime, shapes)
+                worker_runtime, artifact = artifacts[runtime]
+                echo(f"  timing {name} {runtime} {shapes}"
+                     + (f" (round {round_index + 1}/{rounds})" if rounds > 1 else ""))
+                timed = time_in_worker(worker_runtime, artifact, shapes, config.vocab_size,
+                                       threads, min_seconds)
+            except ModuleNotFoundError as e:
+                package = missing_package(e)
+                if package is None:
+                    raise
+                skipped[runtime] = NOT_INSTALLED.format(package)
+                missing.add(runtime)
+                echo(f"  {runtime}: skipped: {skipped[runtime]} ({pip_fix(package)})")
+                continue
+            timings.setdefault(runtime, []).append(timed)
+    rows = []
+    for runtime in (r for r in runtimes if r in timings):
+        worker_runtime, artifact = artifacts[runtime]
+        timed = merge_rounds(timings[runtime])
         for r in timed["results"]:
             gflops = flops_per_sequence(config, r["seq"]) / 1e9
             peak = cpu.peak_int8_gops(threads) if runtime in INT8_RUNTIMES else \
@@ -407,10 +456,13 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
                 file_mib=file_size(runtime, artifact, r["batch"], r["seq"]),
                 gflops_per_sequence=gflops, peak_fraction=achieved / peak,
                 vector_peak_fraction=(achieved / cpu.peak_int8_vector_gops(threads)
-                                      if runtime in INT8_RUNTIMES else None)))
+                                      if runtime in INT8_RUNTIMES else None),
+                rounds=len(timings[runtime])))
+            spread = (" (rounds: " + ", ".join(f"{m:.1f}" for m in r["round_medians_ms"])
+                      + ")") if rounds > 1 else ""
             echo(f"    {name:16s} {runtime:15s} {r['batch']:3d} x {r['seq']:4d}: "
                  f"median {r['median_ms']:8.1f} ms, p90 {r['p90_ms']:8.1f} ms, "
-                 f"{100 * achieved / peak:5.1f}% of peak")
+                 f"{100 * achieved / peak:5.1f}% of peak{spread}")
         if profiles is not None:
             _profile(name, runtime, worker_runtime, artifact, shapes, config.vocab_size,
                      threads, profiles, echo)

@@ -25,6 +25,7 @@ class Measurement:
     peak_fraction: float  # achieved FLOP/s over the machine's peak (fp32, or int8: AMX if any)
     accuracy: float | None = None
     vector_peak_fraction: float | None = None  # int8: over the vector (VNNI / AVX2) peak
+    rounds: int = 1   # --rounds: median_ms / p90_ms are the medians of this many workers
 
 
 @dataclasses.dataclass
@@ -125,6 +126,7 @@ RUNTIME_KINDS: dict[str, tuple[str, str]] = {
     "tf": ("ours", "fp32"), "tflite_none": ("ours", "fp32"), "ir_none": ("ours", "fp32"),
     "tflite_dynamic": ("ours", "int8"), "tflite_int8": ("ours", "int8"),
     "ir_int8": ("ours", "int8"), "ir_bf16": ("ours", "bf16"),
+    "ort_none": ("ours", "fp32"), "ort_int8": ("ours", "int8"),
     "torch": ("peer", "fp32"), "onnx": ("peer", "fp32"), "onnx_opt": ("peer", "fp32"),
     "openvino": ("peer", "fp32"), "openvino_bf16": ("peer", "bf16"),
     "torch_int8": ("peer", "int8"), "onnx_int8": ("peer", "int8"),

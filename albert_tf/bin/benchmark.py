@@ -43,11 +43,18 @@ def define_flags() -> None:
                       "(NNCF, calibrated on SST-2 train) - those three on the Hugging Face ONNX "
                       "export; ir_none (f32), ir_bf16, ir_int8: the same on our OpenVINO export "
                       "(albert-tf-export --format=openvino: our graph, shared layer stored "
-                      "once).")
+                      "once); ort_none (fp32), ort_int8 (dynamic int8): our ONNX export on ONNX "
+                      "Runtime (albert-tf-export --format=onnx: our graph as fused ONNX Runtime "
+                      "operators, shared layer stored once).")
     flags.DEFINE_list("shapes", ["1x128", "32x128", "1x384", "32x384", "1x16", "1x32"],
                       "BATCHxSEQ shapes.")
     flags.DEFINE_integer("threads", 2, "Threads per runtime.")
     flags.DEFINE_float("min_seconds", 3.0, "Minimum timed seconds per shape.")
+    flags.DEFINE_integer("rounds", 1, "Time every runtime this many times, round-robin (a "
+                         "fresh worker each time), and report the median over the rounds: "
+                         "on a shared, noisy machine a slow minute then hits every runtime "
+                         "alike. Ratios between runtimes are only meaningful from one run.",
+                         lower_bound=1)
     flags.DEFINE_string("output_dir", "runs/benchmark", "Report, JSON, plots and artifacts.")
     flags.DEFINE_string("data_dir", None,
                         "Real text: SST-2 train for int8 calibration, SST-2 dev for "
@@ -55,8 +62,9 @@ def define_flags() -> None:
     flags.DEFINE_boolean("profile", False, "Also profile every timed runtime by kernel "
                          "under Linux perf, per shape (albert_tf/benchmark/profile.py): "
                          "where the time goes, which XNNPACK kernels ran.")
-    flags.DEFINE_boolean("quick", False, "A ~2-minute run: albert_base and bert_base, batch 1 x "
-                         "seq 128, TFLite dynamic/int8 and PyTorch dynamic int8.")
+    flags.DEFINE_boolean("quick", False, "A ~5-minute run: albert_base and bert_base, batch 1 x "
+                         "seq 128, TFLite dynamic/int8, our ONNX export's int8 (ort_int8), "
+                         "ONNX Runtime's optimized int8 peer and PyTorch dynamic int8.")
     flags.DEFINE_boolean("sst2_end_to_end", False, "Also time SST-2 dev end to end (raw text "
                          "in, labels out, all dev sentences bucketed by length) on TFLite and, "
                          "for the ir_* runtimes in --runtimes, on our OpenVINO export (same "
@@ -84,7 +92,8 @@ def main(argv: list[str]) -> None:
     min_seconds = FLAGS.min_seconds
     if FLAGS.quick:
         models, shapes = ["albert_base", "bert_base"], ["1x128"]
-        runtimes = FLAGS.runtimes or ["tflite_dynamic", "tflite_int8", "torch_int8"]
+        runtimes = FLAGS.runtimes or ["tflite_dynamic", "tflite_int8", "ort_int8",
+                                      "onnx_opt_int8", "torch_int8"]
         min_seconds = min(min_seconds, 2.0)
     unknown = sorted(set(runtimes) - set(RUNTIMES))
     if unknown:
@@ -134,17 +143,18 @@ def main(argv: list[str]) -> None:
                                  "sizes >= 1.")
         quantizations = FLAGS.sst2_quantizations or [
             r[len("tflite_"):] for r in runtimes if r.startswith("tflite_")]
-        from albert_tf.benchmark.suite import IR_RUNNERS
-        openvino = [r for r in runtimes if r in IR_RUNNERS]   # our OpenVINO export
+        from albert_tf.benchmark.suite import IR_RUNNERS, ORT_QUANTIZATIONS
+        # our OpenVINO and ONNX exports, run through their Python runners
+        servers = [r for r in runtimes if r in IR_RUNNERS or r in ORT_QUANTIZATIONS]
         if models or FLAGS.model_dirs:   # to export (only then import TensorFlow)
             from albert_tf.export.tflite import QUANTIZATIONS
             bad = sorted(set(quantizations) - set(QUANTIZATIONS))
-            if (not quantizations and not openvino) or bad:
+            if (not quantizations and not servers) or bad:
                 raise app.UsageError(f"--sst2_end_to_end needs TFLite quantizations: "
                                      f"--sst2_quantizations from {list(QUANTIZATIONS)} or "
-                                     f"tflite_* runtimes in --runtimes, or ir_* runtimes "
-                                     f"(OpenVINO) there (got {bad or 'none'}).")
-        e2e = (quantizations, batch_sizes, buckets, dev_file, openvino)
+                                     f"tflite_* runtimes in --runtimes, or ir_* (OpenVINO) / "
+                                     f"ort_* (ONNX) runtimes there (got {bad or 'none'}).")
+        e2e = (quantizations, batch_sizes, buckets, dev_file, servers)
 
     cpu = cpu_info()
     print(f"CPU: {cpu.describe()}", flush=True)
@@ -160,13 +170,13 @@ def main(argv: list[str]) -> None:
         if parsed:
             rows += benchmark_model(name, model_dir, runtimes, parsed, work, data_dir,
                                     FLAGS.threads, min_seconds, cpu, echo=echo, skipped=skipped,
-                                    profiles=profiles)
+                                    profiles=profiles, rounds=FLAGS.rounds)
         if e2e:
             from albert_tf.benchmark.end_to_end import benchmark_end_to_end
-            quantizations, batch_sizes, buckets, _, openvino = e2e
+            quantizations, batch_sizes, buckets, _, servers = e2e
             e2e_rows += benchmark_end_to_end(name, model_dir, quantizations, batch_sizes,
                                              buckets, work, data_dir, FLAGS.threads,
-                                             min_seconds, echo=echo, openvino=openvino)
+                                             min_seconds, echo=echo, servers=servers)
     if e2e:
         from albert_tf.benchmark.end_to_end import run_in_worker
         from albert_tf.benchmark.tables import EndToEndMeasurement

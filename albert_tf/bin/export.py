@@ -10,10 +10,14 @@
         --head=embedding          # MediaPipe TextEmbedder: mean-pooled, L2-normalized
     albert-tf-export --model_dir=runs/sst2 --format=openvino --output=ov/sst2_int8 \\
         --quantization=int8       # OpenVINO IR (model.xml/.bin) of our graph; ids in, NNCF int8
+    albert-tf-export --model_dir=runs/sst2 --format=onnx --output=ort/sst2_int8 \\
+        --quantization=int8       # ONNX for ONNX Runtime (fused operators); ids in, dynamic int8
 
-OpenVINO (albert_tf/export/openvino.py): dynamic [batch, seq] ids unless --seq_lengths=N
+OpenVINO (albert_tf/export/openvino.py) and ONNX (albert_tf/export/onnx.py; classification,
+regression and pretrained/encoder models): dynamic [batch, seq] ids unless --seq_lengths=N
 (one) / --batch_size=B fix them; --quantization=none or int8; no --with_tokenizer (tokenize
-in Python: albert_tf.export.openvino_runner.OpenVinoClassifier).
+in Python: albert_tf.export.openvino_runner.OpenVinoClassifier,
+albert_tf.export.onnx_runner.OnnxClassifier).
 
 A TFLite export with one [1, seq] signature of a classification, span or embedding model
 embeds the metadata the mobile SDKs read (Task Library, MediaPipe Tasks; see
@@ -43,7 +47,7 @@ def define_flags() -> None:
     one flag registry, and several define the same names."""
     flags.DEFINE_string("model_dir", None, "Model directory (config.json, weights, task.json, "
                         "vocab.model or vocab.txt).")
-    flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite", "openvino"],
+    flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite", "openvino", "onnx"],
                       "What to export.")
     flags.DEFINE_string("output", None, "saved_model: base directory (the model goes to "
                         "<output>/<name>/<version>/); tflite, openvino: the export directory.")
@@ -59,12 +63,13 @@ def define_flags() -> None:
     flags.DEFINE_enum("quantization", "none", list(quantization.names()),
                       "tflite: weight/activation quantization (the recipes of "
                       f"albert_tf.export.quantization: {quantization.describe()}); "
-                      "openvino: none or int8 (NNCF).")
+                      "openvino: none or int8 (NNCF); onnx: none or int8 (ONNX Runtime "
+                      "dynamic-range).")
     flags.DEFINE_list("seq_lengths", None, "tflite: sequence-length buckets, one signature each "
-                      "(default: the model's max_seq_length); openvino: one static length "
+                      "(default: the model's max_seq_length); openvino, onnx: one static length "
                       "(default: dynamic).")
     flags.DEFINE_integer("batch_size", 1, "tflite: static batch size of the signatures; "
-                         "openvino: static batch size if given (default: dynamic).")
+                         "openvino, onnx: static batch size if given (default: dynamic).")
     flags.DEFINE_boolean("with_tokenizer", False, "tflite: take strings (in-graph tokenizer; "
                          "register its tf-text custom ops at load time).")
     flags.DEFINE_string("calibration_file", None, "int8: TSV of real task text (default: the "
@@ -103,14 +108,16 @@ def main(argv) -> None:
         print("albert-tf-export: --head is a TFLite / OpenVINO export option; the SavedModel's "
               "`encode` signature serves the encoder outputs.", file=sys.stderr)
         sys.exit(2)
-    if FLAGS.format == "openvino":
-        problem = _openvino_problem()
+    if FLAGS.format in SERVER_FORMATS:
+        problem = _server_format_problem(FLAGS.format)
         if problem:
             print(f"albert-tf-export: {problem}", file=sys.stderr)
             sys.exit(2)
     try:
         if FLAGS.format == "openvino":
             return _export_openvino()
+        if FLAGS.format == "onnx":
+            return _export_onnx()
         if FLAGS.format == "saved_model":
             from albert_tf.export.saved_model import export_saved_model
             path = export_saved_model(FLAGS.model_dir, FLAGS.output, name=FLAGS.name,
@@ -158,24 +165,58 @@ def main(argv) -> None:
         print(f"  ops computing in float: {float_ops or 'none'}")
 
 
-def _openvino_problem() -> str | None:
-    """Why the flags make no sense for --format=openvino (None: they do)."""
+# The server formats: name in messages, int8 method, and the flags each one does not take.
+SERVER_FORMATS = {
+    "openvino": ("An OpenVINO IR", "NNCF post-training quantization", ()),
+    "onnx": ("An ONNX export", "ONNX Runtime dynamic-range quantization, no calibration",
+             ("head", "calibration_file", "num_calibration", "data_dir")),
+}
+
+
+def _server_format_problem(fmt: str) -> str | None:
+    """Why the flags make no sense for --format=openvino / onnx (None: they do)."""
     from albert_tf.export.openvino import QUANTIZATIONS, WITH_TOKENIZER_REFUSAL
+    what, int8, not_taken = SERVER_FORMATS[fmt]
     if FLAGS.with_tokenizer:
-        return WITH_TOKENIZER_REFUSAL
+        return WITH_TOKENIZER_REFUSAL if fmt == "openvino" else (
+            "--with_tokenizer: ONNX exports take token ids; tokenize with albert_tf (Python: "
+            "albert_tf.export.onnx_runner.OnnxClassifier), or export --format=saved_model for "
+            "raw text in the graph.")
     if FLAGS.quantization not in QUANTIZATIONS:
-        return (f"--quantization={FLAGS.quantization} is a TFLite recipe; an OpenVINO export is "
-                f"{' or '.join(QUANTIZATIONS)} (int8: NNCF post-training quantization).")
+        return (f"--quantization={FLAGS.quantization} is a TFLite recipe; {what[0].lower()}"
+                f"{what[1:]} is {' or '.join(QUANTIZATIONS)} (int8: {int8}).")
     other = [f"--{name}" for name in ("int8_float_ops", "strict_int8", "qat_model_dir",
-                                      "sdk_metadata", "name", "version") if FLAGS[name].present]
+                                      "sdk_metadata", "name", "version", *not_taken)
+             if FLAGS[name].present]
     if other:
-        return (f"{', '.join(other)}: not an OpenVINO export option (TFLite / SavedModel only); "
-                "drop it.")
+        return (f"{', '.join(other)}: not an option of --format={fmt}; drop it.")
     if FLAGS.seq_lengths and len(FLAGS.seq_lengths) > 1:
-        return (f"--seq_lengths={','.join(FLAGS.seq_lengths)}: an OpenVINO IR has one shape: "
-                "pass one length for a static IR, or none for dynamic [batch, seq] inputs "
-                "(OpenVINO compiles per shape at load).")
+        return (f"--seq_lengths={','.join(FLAGS.seq_lengths)}: {what} has one shape: "
+                "pass one length for a static export, or none for dynamic [batch, seq] inputs.")
     return None
+
+
+def _export_onnx() -> None:
+    from albert_tf.export.onnx import export_onnx
+    path = export_onnx(
+        FLAGS.model_dir, FLAGS.output, quantization=FLAGS.quantization,
+        seq_length=int(FLAGS.seq_lengths[0]) if FLAGS.seq_lengths else None,
+        batch_size=FLAGS.batch_size if FLAGS["batch_size"].present else None,
+        overwrite=FLAGS.overwrite, vocab_file=FLAGS.vocab_file)
+    with open(os.path.join(path, "metadata.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    size = os.path.getsize(os.path.join(path, meta["model_file"]))
+    print(f"ONNX model written to {path}/{meta['model_file']} ({size / 2**20:.2f} MiB, "
+          f"{meta['quantization']}; fused: {_fused(meta)})")
+    _print_signatures(meta)
+    print("  token ids in: tokenize with albert_tf.export.onnx_runner.OnnxClassifier")
+
+
+def _fused(meta: dict) -> str:
+    ops = meta["ops"]["by_type"]
+    return ", ".join(f"{op} {ops[op]}" for op in ("Attention", "QAttention",
+                                                  "SkipLayerNormalization", "FastGelu",
+                                                  "BiasGelu") if op in ops)
 
 
 def _export_openvino() -> None:

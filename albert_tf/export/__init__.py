@@ -1,10 +1,11 @@
-"""Export: SavedModel for TF Serving, TFLite for phones and CPUs, OpenVINO IR for x86
-servers (``albert-tf-export``).
+"""Export: SavedModel for TF Serving, TFLite for phones and CPUs, OpenVINO IR and ONNX (for
+ONNX Runtime) for x86 servers (``albert-tf-export``).
 
     from albert_tf.export import export_openvino, export_saved_model, export_tflite
     export_saved_model("runs/sst2", "serving")              # serving/sst2/1/
     export_tflite("runs/sst2", "edge/sst2_int8", quantization="int8")
     export_openvino("runs/sst2", "server/sst2_ir")          # model.xml + model.bin
+    export_onnx("runs/sst2", "server/sst2_ort", quantization="int8")   # model.onnx
 
 `albert_tf.export.quantization` holds the quantization recipes (``--quantization``
 choices: `quantization.names()`) and the registration hooks for quantization-aware models.
@@ -22,6 +23,8 @@ _EXPORTS = {
     "export_tflite": "albert_tf.export.tflite",
     "export_openvino": "albert_tf.export.openvino",
     "OpenVinoClassifier": "albert_tf.export.openvino_runner",
+    "export_onnx": "albert_tf.export.onnx",
+    "OnnxClassifier": "albert_tf.export.onnx_runner",
     "QUANTIZATIONS": "albert_tf.export.tflite",
     "Recipe": "albert_tf.export.quantization",
     "register_qat_loader": "albert_tf.export.quantization",

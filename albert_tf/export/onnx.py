@@ -163,10 +163,13 @@ def _attention(g: _Graph, x: str, block, name: str, config, index: int) -> str:
     qkv_w = g.weight(f"{name}/qkv/kernel",
                      np.concatenate([q["kernel"], k["kernel"], v["kernel"]], axis=1))
     qkv_b = g.weight(f"{name}/qkv/bias", np.concatenate([q["bias"], k["bias"], v["bias"]]))
-    sizes = [block.all_head_size] * 3
+    # qkv_hidden_sizes only when heads were pruned (N * D != H): ONNX Runtime's quantizer
+    # leaves an Attention with that attribute in float (no QAttention for it).
+    sizes = ({} if block.all_head_size == config.hidden_size
+             else {"qkv_hidden_sizes": [block.all_head_size] * 3})
     context = g.node("Attention", [x, qkv_w, qkv_b, "input_mask"], f"layer_{index}/{name}/context",
-                     domain=CONTRIB, num_heads=int(block.num_heads), qkv_hidden_sizes=sizes,
-                     mask_filter_value=float(MASK_ADDER))
+                     domain=CONTRIB, num_heads=int(block.num_heads),
+                     mask_filter_value=float(MASK_ADDER), **sizes)
     out = g.node("MatMul", [context, g.weight(f"{name}/output_dense/kernel",
                                              _weights(block.output_dense)["kernel"])],
                  f"layer_{index}/{name}/projected")

@@ -51,31 +51,24 @@ def default_buckets(max_seq_length: int) -> list[int]:
     return [b for b in BUCKETS if b < max_seq_length] + [int(max_seq_length)]
 
 
-class OpenVinoClassifier(TFLiteRunner):
-    """Tokenize, bucket, batch, run (OpenVINO on CPU) and decode with an OpenVINO export.
+class IdExportRunner(TFLiteRunner):
+    """The shared part of the server-export runners (OpenVINO IR, ONNX): reads the export's
+    metadata, fixes the buckets and the batch size, and leaves `runner` to the subclass.
 
-    Args:
-      export_dir: an `albert_tf.export.openvino` export directory (or its ``model.xml``).
-      threads: ``INFERENCE_NUM_THREADS``.
-      precision: ``INFERENCE_PRECISION_HINT`` (``"f32"``, ``"bf16"``); None: OpenVINO's
-        default (bf16 on CPUs with AVX-512 BF16 / AMX, f32 elsewhere).
-      buckets: sequence lengths of a dynamic IR (default `default_buckets` of the export's
-        ``max_seq_length``); a static IR has its own.
-      batch_size: rows per call (default: the IR's static batch, else 8).
+    A static export has its one ``[batch, seq]``; a dynamic one runs ``buckets`` (default
+    `default_buckets` of the export's ``max_seq_length``) at ``batch_size`` rows (default 8).
     """
 
-    def __init__(self, export_dir: str, threads: int = 2, precision: str | None = None,
-                 buckets: Sequence[int] | None = None, batch_size: int | None = None):
-        import openvino as ov
+    export_format = ""          # metadata ``format`` of the export the subclass runs
+
+    def __init__(self, export_dir: str, threads: int, buckets: Sequence[int] | None,
+                 batch_size: int | None):
         directory = export_dir if os.path.isdir(export_dir) else os.path.dirname(
             os.path.abspath(export_dir))
-        self.meta = read_metadata(directory, OPENVINO_FORMAT)
+        self.meta = read_metadata(directory, self.export_format)
         self.directory = os.path.abspath(directory)
         self.path = os.path.join(self.directory, self.meta["model_file"])
         self.num_threads, self.xnnpack = threads, False
-        self.core = ov.Core()
-        self.model = self.core.read_model(self.path)
-        self.config = compile_config(threads, precision)
         signature = self.meta["signatures"][SIGNATURE]
         self.input_names = list(signature["inputs"])
         self.output_names = list(signature["outputs"])
@@ -95,25 +88,52 @@ class OpenVinoClassifier(TFLiteRunner):
                              f"batch_size={batch_size} needs a dynamic export.")
         self._batch = int(static_batch or batch_size or 8)
         self.buckets = [(seq, f"seq_{seq}") for seq in lengths]
-        self._compiled: dict[str, object] = {}
-        self._compile_lock = threading.Lock()
-        self._local = threading.local()   # per thread: .requests
+        self._local = threading.local()   # per thread: .requests / .sessions
         self._init_text()
 
     @property
     def interpreter(self):
-        raise AttributeError("an OpenVINO export has no LiteRT interpreter; see compiled()")
+        raise AttributeError(f"a {self.export_format} export has no LiteRT interpreter")
 
     def batch_size(self, key: str) -> int:
         return self._batch
+
+    def bucket_length(self, key: str) -> int:
+        return dict((k, s) for s, k in self.buckets)[key]
+
+
+class OpenVinoClassifier(IdExportRunner):
+    """Tokenize, bucket, batch, run (OpenVINO on CPU) and decode with an OpenVINO export.
+
+    Args:
+      export_dir: an `albert_tf.export.openvino` export directory (or its ``model.xml``).
+      threads: ``INFERENCE_NUM_THREADS``.
+      precision: ``INFERENCE_PRECISION_HINT`` (``"f32"``, ``"bf16"``); None: OpenVINO's
+        default (bf16 on CPUs with AVX-512 BF16 / AMX, f32 elsewhere).
+      buckets: sequence lengths of a dynamic IR (default `default_buckets` of the export's
+        ``max_seq_length``); a static IR has its own.
+      batch_size: rows per call (default: the IR's static batch, else 8).
+    """
+
+    export_format = OPENVINO_FORMAT
+
+    def __init__(self, export_dir: str, threads: int = 2, precision: str | None = None,
+                 buckets: Sequence[int] | None = None, batch_size: int | None = None):
+        import openvino as ov
+        super().__init__(export_dir, threads, buckets, batch_size)
+        self.core = ov.Core()
+        self.model = self.core.read_model(self.path)
+        self.config = compile_config(threads, precision)
+        self._compiled: dict[str, object] = {}
+        self._compile_lock = threading.Lock()
 
     def compiled(self, key: str):
         """The model compiled for ``[batch_size, seq]`` of bucket ``key`` (once, shared)."""
         with self._compile_lock:
             if key not in self._compiled:
-                seq = dict((k, s) for s, k in self.buckets)[key]
                 model = self.model.clone()
-                model.reshape({name: [self._batch, seq] for name in self.input_names})
+                model.reshape({name: [self._batch, self.bucket_length(key)]
+                               for name in self.input_names})
                 self._compiled[key] = self.core.compile_model(model, "CPU", self.config)
             return self._compiled[key]
 
