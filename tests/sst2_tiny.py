@@ -1,5 +1,6 @@
 """A tiny ALBERT SST-2 classifier finetuned on real train text, for the server-export tests
 (OpenVINO, ONNX): real learned weights in a few seconds, evaluated on the real dev set.
+A test module imports the fixtures `dev`, `model_dir` and `source` from here.
 
 The classifier is finetuned on 4,000 SST-2 *train* sentences (two epochs, ~6 s, ~72% dev
 accuracy). A random encoder with a scaled head does not fit these tests: its labels hinge on
@@ -11,10 +12,30 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 SEQ = 32   # the classifier's max_seq_length
+
+
+@pytest.fixture(scope="module")
+def dev(data_dir):
+    """SST-2 dev sentences (872)."""
+    return dev_sentences(data_dir)
+
+
+@pytest.fixture(scope="module")
+def model_dir(data_dir, tmp_path_factory):
+    """The tiny classifier's model directory (trained once per test module)."""
+    return train_classifier(data_dir, str(tmp_path_factory.mktemp("sst2") / "sst2_tiny"))
+
+
+@pytest.fixture(scope="module")
+def source(model_dir):
+    """Its `ExportSource`."""
+    from albert_tf.export.common import load_source
+    return load_source(model_dir)
 
 
 def tiny_config(**changes):

@@ -209,3 +209,46 @@ def test_worker_reports_a_missing_package_as_json(builders, tmp_path, monkeypatc
         time_in_worker("openvino", xml, [(1, 16)], config.vocab_size, threads=1,
                        min_seconds=0.05)
     assert raised.value.name == "openvino"
+
+
+def test_merge_rounds_takes_medians_over_the_rounds():
+    from albert_tf.benchmark.suite import merge_rounds
+    runs = [{"runtime": "onnx", "peak_rss_mib": rss, "results": [
+        {"batch": 2, "seq": 16, "median_ms": m, "p90_ms": m + 1, "sequences_per_s": 0},
+        {"batch": 1, "seq": 32, "median_ms": 10 * m, "p90_ms": 10 * m, "sequences_per_s": 0}]}
+        for m, rss in ((4.0, 100.0), (9.0, 120.0), (5.0, 90.0))]
+    merged = merge_rounds(runs)
+    assert merged["peak_rss_mib"] == 120.0
+    first, second = merged["results"]
+    assert (first["median_ms"], first["p90_ms"], first["round_medians_ms"]) == (
+        5.0, 6.0, [4.0, 9.0, 5.0])
+    assert first["sequences_per_s"] == pytest.approx(2 / 5.0 * 1e3)
+    assert (second["seq"], second["median_ms"]) == (32, 50.0)
+
+
+def test_rounds_time_every_runtime_in_turn(builders, tmp_path):
+    """albert-tf-benchmark --rounds=2: a fresh worker per runtime per round, round-robin, and
+    the reported median is the median of the rounds' medians."""
+    _, builder = builders["albert_tiny"]
+    out = tmp_path / "bench"
+    result = subprocess.run(
+        [sys.executable, "-m", "albert_tf.bin.benchmark", "--models=",
+         f"--model_dirs={builder.model_dir}", "--runtimes=ort_int8,tflite_none",
+         "--shapes=1x16", "--min_seconds=0.1", "--rounds=2", f"--output_dir={out}"],
+        capture_output=True, text=True, cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    timing = [s.split("timing ")[1].split(" [")[0] + s[s.index("(round"):]
+              for s in result.stdout.splitlines() if "timing " in s]
+    name = os.path.basename(builder.model_dir)
+    assert timing == [f"{name} ort_int8(round 1/2)", f"{name} tflite_none(round 1/2)",
+                      f"{name} ort_int8(round 2/2)", f"{name} tflite_none(round 2/2)"]
+    with open(out / "results.json", encoding="utf-8") as f:
+        measurements = json.load(f)["measurements"]
+    assert [(m["runtime"], m["rounds"]) for m in measurements] == [("ort_int8", 2),
+                                                                   ("tflite_none", 2)]
+    for m in measurements:
+        line = next(s for s in result.stdout.splitlines()
+                    if f" {m['runtime']} " in s and "rounds:" in s)
+        rounds = [float(v) for v in line.split("rounds: ")[1].rstrip(")").split(", ")]
+        assert len(rounds) == 2
+        assert m["median_ms"] == pytest.approx(sum(rounds) / 2, abs=0.06)   # printed .1f

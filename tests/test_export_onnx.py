@@ -15,29 +15,16 @@ import pytest
 pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from sst2_tiny import (ROOT, SEQ, dev_sentences, encoder_dir, keras_probabilities,  # noqa: E402
-                       pack, train_classifier)
+import sst2_tiny  # noqa: E402
+from sst2_tiny import ROOT, SEQ, encoder_dir, keras_probabilities, pack  # noqa: E402
+
+# The tiny SST-2 classifier's fixtures (tests/sst2_tiny.py).
+dev, model_dir, source = sst2_tiny.dev, sst2_tiny.model_dir, sst2_tiny.source
 
 # Measured: the dynamic-int8 export's labels agreed with the float export's on 98.7% of the
 # 872 dev sentences (tiny model); the bound leaves margin for another CPU or training run.
 INT8_AGREEMENT = 0.95
 LAYERS = 4   # albert_tiny's num_hidden_layers
-
-
-@pytest.fixture(scope="module")
-def dev(data_dir):
-    return dev_sentences(data_dir)
-
-
-@pytest.fixture(scope="module")
-def model_dir(data_dir, tmp_path_factory):
-    return train_classifier(data_dir, str(tmp_path_factory.mktemp("ort") / "sst2_tiny"))
-
-
-@pytest.fixture(scope="module")
-def source(model_dir):
-    from albert_tf.export.common import load_source
-    return load_source(model_dir)
 
 
 @pytest.fixture(scope="module")

@@ -16,28 +16,15 @@ import pytest
 pytest.importorskip("openvino")
 pytest.importorskip("nncf")
 
-from sst2_tiny import (ROOT, SEQ, VOCAB, dev_sentences, encoder_dir, keras_probabilities,  # noqa: E402
-                       pack, tiny_config, train_classifier)
+import sst2_tiny  # noqa: E402
+from sst2_tiny import ROOT, SEQ, encoder_dir, keras_probabilities  # noqa: E402
+
+# The tiny SST-2 classifier's fixtures (tests/sst2_tiny.py).
+dev, model_dir, source = sst2_tiny.dev, sst2_tiny.model_dir, sst2_tiny.source
 # Measured: the int8 IR's labels agreed with the float IR's on 99.9% of the 872 dev sentences
 # (both at f32) and on 99.7% (int8 at OpenVINO's default precision, bf16 on AMX CPUs); the
 # bound leaves margin (another CPU, another training run's weights).
 INT8_AGREEMENT = 0.97
-
-
-@pytest.fixture(scope="module")
-def dev(data_dir):
-    return dev_sentences(data_dir)
-
-
-@pytest.fixture(scope="module")
-def model_dir(data_dir, tmp_path_factory):
-    return train_classifier(data_dir, str(tmp_path_factory.mktemp("ov") / "sst2_tiny"))
-
-
-@pytest.fixture(scope="module")
-def source(model_dir):
-    from albert_tf.export.common import load_source
-    return load_source(model_dir)
 
 
 @pytest.fixture(scope="module")

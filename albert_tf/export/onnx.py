@@ -48,6 +48,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from albert_tf.export import metadata as meta_lib
+from albert_tf.export import server_checks as checks
+
+_error = checks.export_error
 
 QUANTIZATIONS = ("none", "int8")
 MODEL_FILE = meta_lib.ONNX_MODEL_FILE              # model.onnx
@@ -63,21 +66,10 @@ ACTIVATIONS = {"gelu": "FastGelu", "gelu_tanh": "FastGelu", "gelu_new": "FastGel
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-def _error(message: str) -> Exception:
-    from albert_tf.export.common import ExportError   # imports TensorFlow: only on errors
-    return ExportError(message)
-
-
 def require(*packages: str) -> None:
-    """Imports ``packages``; a one-line `ExportError` naming the pip command when one is
-    missing."""
-    import importlib
-    for package in packages:
-        try:
-            importlib.import_module(package)
-        except ImportError as e:
-            raise _error(f"the ONNX export needs the Python package '{package}', which is not "
-                         f"installed ({e.__class__.__name__}: {e}): {PIP_FIX}.") from None
+    """Imports ``packages`` (``onnx``, ``onnxruntime``); a one-line `ExportError` naming
+    ``pip install 'albert-tf[onnx]'`` when one is not installed."""
+    checks.require("ONNX", PIP_FIX, *packages)
 
 
 class _Graph:
@@ -301,22 +293,15 @@ def export_onnx(model_dir: str, output: str, quantization: str = "none",
     calibration data). ``seq_length`` / ``batch_size``: static input dimensions (None:
     dynamic). Every problem is a one-line `ExportError`.
     """
-    if quantization not in QUANTIZATIONS:
-        raise _error(f"--quantization={quantization!r}: an ONNX export is one of "
-                     f"{QUANTIZATIONS} (int8: ONNX Runtime dynamic-range quantization).")
+    checks.check_request("an ONNX export", quantization, QUANTIZATIONS,
+                         "ONNX Runtime dynamic-range quantization", batch_size, output,
+                         overwrite)
     require("onnx", *(["onnxruntime"] if quantization == "int8" else []))
-    if batch_size is not None and batch_size < 1:
-        raise _error(f"--batch_size must be >= 1, got {batch_size}.")
-    if os.path.exists(output) and not overwrite:
-        raise _error(f"{output} already exists; pass --overwrite to replace it.")
     import onnx
 
     from albert_tf.export.common import atomic_directory, load_source
     source = source or load_source(model_dir, vocab_file)
-    max_pos = source.config.max_position_embeddings
-    if seq_length is not None and not 3 <= seq_length <= max_pos:
-        raise _error(f"--seq_lengths={seq_length}: must be in [3, {max_pos}] "
-                     "(max_position_embeddings).")
+    checks.check_seq_length(seq_length, source.config.max_position_embeddings)
     proto = build_graph(source, seq_length, batch_size)
     with atomic_directory(output, overwrite) as tmp:
         path = os.path.join(tmp, MODEL_FILE)

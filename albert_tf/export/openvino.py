@@ -45,6 +45,9 @@ from collections import Counter
 from typing import Any, Sequence
 
 from albert_tf.export import metadata as meta_lib
+from albert_tf.export import server_checks as checks
+
+_error = checks.export_error
 
 QUANTIZATIONS = ("none", "int8")
 MODEL_FILE = meta_lib.OPENVINO_MODEL_FILE          # model.xml
@@ -61,21 +64,10 @@ WITH_TOKENIZER_REFUSAL = (
     "SentencepieceTokenizeOp, UnicodeDecode/Encode, RaggedGather, DenseBincount).")
 
 
-def _error(message: str) -> Exception:
-    from albert_tf.export.common import ExportError   # imports TensorFlow: only on errors
-    return ExportError(message)
-
-
 def require(*packages: str) -> None:
     """Imports ``packages`` (``openvino``, ``nncf``); a one-line `ExportError` naming
     ``pip install 'albert-tf[openvino]'`` when one is not installed."""
-    import importlib
-    for package in packages:
-        try:
-            importlib.import_module(package)
-        except ImportError as e:
-            raise _error(f"the OpenVINO export needs the Python package '{package}', which is "
-                         f"not installed ({e.__class__.__name__}: {e}): {PIP_FIX}.") from None
+    checks.require("OpenVINO", PIP_FIX, *packages)
 
 
 def convert(source, seq_length: int | None = None, batch_size: int | None = None):
@@ -174,18 +166,13 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     static input dimensions (None: dynamic). ``head``: an export head on the encoder
     (``"embedding"``), as for TFLite. Every problem is a one-line `ExportError`.
     """
-    if quantization not in QUANTIZATIONS:
-        raise _error(f"--quantization={quantization!r}: an OpenVINO export is one of "
-                     f"{QUANTIZATIONS} (int8: NNCF post-training quantization).")
+    checks.check_request("an OpenVINO export", quantization, QUANTIZATIONS,
+                         "NNCF post-training quantization", batch_size, output, overwrite)
     require("openvino", *(["nncf"] if quantization == "int8" else []))
     if calibration_file and not os.path.isfile(calibration_file):
         raise _error(f"--calibration_file={calibration_file}: no such file; pass a TSV of the "
                      "task's train text (a 'sentence' header column) or leave it out to read "
                      "the task's train split from --data_dir.")
-    if batch_size is not None and batch_size < 1:
-        raise _error(f"--batch_size must be >= 1, got {batch_size}.")
-    if os.path.exists(output) and not overwrite:
-        raise _error(f"{output} already exists; pass --overwrite to replace it.")
     import openvino as ov
 
     from albert_tf.export.common import atomic_directory, load_source
@@ -193,10 +180,7 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     source = source or load_source(model_dir, vocab_file)
     if head:
         source = with_export_head(source, head)
-    max_pos = source.config.max_position_embeddings
-    if seq_length is not None and not 3 <= seq_length <= max_pos:
-        raise _error(f"--seq_lengths={seq_length}: must be in [3, {max_pos}] "
-                     "(max_position_embeddings).")
+    checks.check_seq_length(seq_length, source.config.max_position_embeddings)
     texts = None
     if quantization == "int8":
         texts = calibration_texts(source, calibration_file, data_dir, num_calibration)
