@@ -86,14 +86,14 @@ def keras_probabilities(source, sentences, seq):
     return feats, probs.numpy()
 
 
-def encoder_dir(path: str, sharing: str, layers: int = 6) -> int:
-    """A random tiny encoder (H=64, ``layers`` layers, ``sharing``) saved at ``path``; returns
-    its parameter count."""
+def encoder_dir(path: str, sharing: str, layers: int = 6, **changes) -> int:
+    """A random tiny encoder (H=64, ``layers`` layers, ``sharing``, config ``changes``) saved
+    at ``path``; returns its parameter count."""
     import albert_tf
     from albert_tf.backend import keras
     keras.utils.set_random_seed(0)
     config = tiny_config(hidden_size=64, intermediate_size=256, num_hidden_layers=layers,
-                         sharing=sharing)
+                         sharing=sharing, **changes)
     model = albert_tf.build_encoder(config)
     albert_tf.save_model_dir(model, path, vocab_file=VOCAB)
     return model.count_params()

@@ -93,3 +93,26 @@ def test_missing_artifact_is_named_in_one_line(tmp_path, capsys):
     assert profile.main([f"--artifact={missing}", "--vocab_size=8000", "--shape=1x16"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and str(tmp_path / "b1_s16" / "model.tflite") in err
+
+
+def test_samples_of_libraries_without_symbols_are_named_by_library():
+    """ONNX Runtime's wheel ships a stripped library and OpenVINO JIT-compiles its kernels:
+    their addresses resolve to no symbol, so they are grouped and named by library."""
+    report = "\n".join([
+        "# Samples: 1K of event 'cpu-clock:ppp'",
+        "    40.00%  libonnxruntime.so.1.31.1  [.] 0x000000000145f10f",
+        "    30.00%  libonnxruntime.so.1.31.1  [.] 0x00000000014a0011",
+        "    10.00%  [JIT] tid 4242            [.] 0x00007f0000001000",
+        "    10.00%  libXNNPACK.so             [.] xnn_qd8_f32_qc8w_gemm_minmax_ukernel_4x8c8__avx2",
+        "     6.00%  [kernel.kallsyms]         [k] finish_task_switch",
+        "     4.00%  libpython3.11.so.1.0      [.] _PyEval_EvalFrameDefault",
+    ])
+    parsed = profile.parse_report(report, 1000)
+    assert parsed.symbols[0] == ("libonnxruntime.so.1.31.1 (no symbols)", pytest.approx(0.7))
+    assert parsed.by_category == pytest.approx({
+        "ONNX Runtime library, no symbols (MLAS GEMMs, all its kernels)": 0.7,
+        "OpenVINO plugin or JIT code, no symbols": 0.1,
+        "int8 GEMM, AVX2/AVX-512 (no VNNI)": 0.1,
+        "threads: wait / sync / kernel": 0.06,
+        "Python / interpreter overhead": 0.04})
+    assert parsed.top_symbol["OpenVINO plugin or JIT code, no symbols"] == "[JIT] (no symbols)"

@@ -78,14 +78,15 @@ def test_export_equals_keras_on_dev_ids_at_two_lengths(float_export, source, dev
 
 def test_encoder_outputs_and_bert_without_sharing(tmp_path):
     """A pretrained-style model directory gives the encoder outputs; an unshared encoder
-    (BERT layout) gives the same as Keras too."""
+    with E = H (BERT's layout: no embedding projection) gives the same as Keras too."""
     from albert_tf.backend import tf
     from albert_tf.checkpoints import load_config_from_dir
     from albert_tf.export.common import load_source
     from albert_tf.export.onnx import export_onnx
     for sharing in ("all", "none"):
         path = str(tmp_path / sharing)
-        encoder_dir(path, sharing, layers=3)
+        encoder_dir(path, sharing, layers=3,
+                    **({"embedding_size": 64} if sharing == "none" else {}))
         out = export_onnx(path, str(tmp_path / f"ort_{sharing}"))
         assert list(_meta(out)["signatures"]["serving_default"]["outputs"]) == [
             "sequence_output", "pooled_output"]
@@ -94,6 +95,8 @@ def test_encoder_outputs_and_bert_without_sharing(tmp_path):
         sequence, pooled = _session(out).run(["sequence_output", "pooled_output"], feats)
         hidden = load_config_from_dir(path).hidden_size
         assert sequence.shape == (2, 24, hidden) and pooled.shape == (2, hidden)
+        ops = _meta(out)["ops"]["by_type"]
+        assert ops.get("MatMul", 0) == 3 * 3 + 1 + (sharing == "all")   # projection iff E != H
         np.testing.assert_allclose(sequence, keras["sequence_output"].numpy(), atol=1e-4)
         np.testing.assert_allclose(pooled, keras["pooled_output"].numpy(), atol=1e-5)
 

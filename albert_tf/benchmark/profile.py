@@ -46,6 +46,11 @@ CATEGORIES: tuple[tuple[str, str], ...] = (
     ("threads: wait / sync / kernel", r"thread|pthreadpool|parallelize|futex|spin|"
                                       r"syscall|schedule|^\[k\]"),
     ("Python / interpreter overhead", r"^_Py|^Py|PyEval"),
+    # Libraries shipped without symbols: their samples are named by library (`parse_report`).
+    ("ONNX Runtime library, no symbols (MLAS GEMMs, all its kernels)",
+     r"^libonnxruntime\S* \(no symbols\)"),
+    ("OpenVINO plugin or JIT code, no symbols", r"^(libopenvino\S*|\[JIT\]\S*|perf-\d+\.map|"
+                                                 r"\[unknown\]) \(no symbols\)"),
 )
 OTHER = "other"
 
@@ -81,29 +86,39 @@ def categorize(symbol: str) -> str:
     return OTHER
 
 
-_REPORT_LINE = re.compile(r"^\s*([\d.]+)%\s+(\[[.k]\])\s+(\S+)")
+# "  12.34%  libfoo.so.1   [.] symbol" (perf report --sort dso,symbol).
+_REPORT_LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+(?: tid \d+)?)\s+(\[[.k]\])\s+(\S+)")
+
+
+def _symbol_name(dso: str, kind: str, symbol: str) -> str:
+    """A sample's name: its symbol; ``[k] symbol`` in the kernel; ``LIBRARY (no symbols)``
+    for an unresolved address (a stripped library such as ONNX Runtime's, or JIT code)."""
+    if kind != "[.]":
+        return f"[k] {symbol}"
+    if re.fullmatch(r"0x[0-9a-f]+", symbol):
+        return f"{dso.split()[0]} (no symbols)"
+    return symbol
 
 
 def parse_report(text: str, samples: int) -> KernelProfile:
-    """``perf report --no-children --sort symbol -g none --stdio`` text -> a profile."""
-    by_category: dict[str, float] = {}
-    top: dict[str, tuple[float, str]] = {}
-    symbols = []
+    """``perf report --no-children --sort dso,symbol -g none --stdio`` text -> a profile."""
+    shares: dict[str, float] = {}
     for line in text.splitlines():
         match = _REPORT_LINE.match(line)
-        if not match:
-            continue
-        share, kind, symbol = float(match.group(1)) / 100, match.group(2), match.group(3)
-        symbol = symbol if kind == "[.]" else f"[k] {symbol}"
+        if match:
+            name = _symbol_name(match.group(2), match.group(3), match.group(4))
+            shares[name] = shares.get(name, 0.0) + float(match.group(1)) / 100
+    if not shares:
+        raise PerfUnavailable("perf recorded no samples (is the worker too short, or "
+                              "sampling denied?).")
+    by_category: dict[str, float] = {}
+    top: dict[str, tuple[float, str]] = {}
+    for symbol, share in shares.items():
         category = categorize(symbol)
         by_category[category] = by_category.get(category, 0.0) + share
         if share > top.get(category, (-1.0, ""))[0]:
             top[category] = (share, symbol)
-        symbols.append((symbol, share))
-    if not symbols:
-        raise PerfUnavailable("perf recorded no samples (is the worker too short, or "
-                              "sampling denied?).")
-    symbols.sort(key=lambda kv: -kv[1])
+    symbols = sorted(shares.items(), key=lambda kv: -kv[1])
     return KernelProfile(samples, by_category, {k: v[1] for k, v in top.items()}, symbols[:25])
 
 
@@ -140,7 +155,7 @@ def profile_command(command: list[str], frequency: int = 999,
         if run.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed under perf:\n{run.stderr[-2000:]}")
         report = subprocess.run([perf, "report", "-i", data, "--no-children", "--sort",
-                                 "symbol", "-g", "none", "--stdio", "--percent-limit", "0"],
+                                 "dso,symbol", "-g", "none", "--stdio", "--percent-limit", "0"],
                                 capture_output=True, text=True, check=True).stdout
         # "# Samples: 999  of event ..." below a thousand, "# Samples: 9K of event ..." above.
         count = re.search(r"Samples:\s*([\d.]+)([KM]?)\s+of event", report)
