@@ -21,7 +21,7 @@ from sst2_tiny import ROOT, SEQ, encoder_dir, keras_probabilities, pack  # noqa:
 # The tiny SST-2 classifier's fixtures (tests/sst2_tiny.py).
 dev, model_dir, source = sst2_tiny.dev, sst2_tiny.model_dir, sst2_tiny.source
 
-# Measured: the dynamic-int8 export's labels agreed with the float export's on 98.7% of the
+# Measured: the dynamic-int8 export's labels agreed with the float export's on 99.9% of the
 # 872 dev sentences (tiny model); the bound leaves margin for another CPU or training run.
 INT8_AGREEMENT = 0.95
 LAYERS = 4   # albert_tiny's num_hidden_layers
