@@ -215,6 +215,41 @@ def check_exportable(source) -> None:
                                  "plain best/ directory) or export with --format=tflite.")
 
 
+def _encoder_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
+    """``sequence_output [B, S, H]`` and ``pooled_output [B, H]`` (pretrained models)."""
+    from onnx import TensorProto, helper
+    hidden = source.config.hidden_size
+    g.node("Identity", [pooled], "pooled_output")
+    return [helper.make_tensor_value_info("sequence_output", TensorProto.FLOAT,
+                                          dims + [seq, hidden]),
+            helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT, dims + [hidden])]
+
+
+def _classification_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
+    """``probabilities [B, C]`` (softmax of the logits) and ``label_id`` int32 ``[B]``."""
+    from onnx import TensorProto, helper
+    logits = _dense(g, pooled, source.model.get_layer("classifier"), "classifier")
+    g.node("Softmax", [logits], "probabilities", axis=-1)
+    g.node("Cast", [g.node("ArgMax", [logits], "argmax", axis=-1, keepdims=0)],
+           "label_id", to=TensorProto.INT32)
+    classes = len(source.task_info.label_list)
+    return [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, dims + [classes]),
+            helper.make_tensor_value_info("label_id", TensorProto.INT32, dims)]
+
+
+def _regression_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
+    """``value [B]``."""
+    from onnx import TensorProto, helper
+    value = _dense(g, pooled, source.model.get_layer("regressor"), "regressor")
+    g.node("Reshape", [value, g.weight("const/flat", np.array([-1], np.int64))], "value")
+    return [helper.make_tensor_value_info("value", TensorProto.FLOAT, dims)]
+
+
+# head name -> the graph of its outputs on the pooled [CLS] (outputs as in HEAD_OUTPUTS).
+HEAD_GRAPHS = {"pretraining": _encoder_outputs, "classification": _classification_outputs,
+               "regression": _regression_outputs}
+
+
 def build_graph(source, seq_length: int | None = None, batch_size: int | None = None):
     """The float32 ``onnx.ModelProto`` of ``source`` (an `ExportSource`)."""
     from onnx import TensorProto, helper
@@ -236,26 +271,7 @@ def build_graph(source, seq_length: int | None = None, batch_size: int | None = 
                     "pooled")
     head = source.head.name
     dims = [batch_size or "batch"]
-    outputs = []
-    if head == "pretraining":
-        g.node("Identity", [pooled], "pooled_output")
-        outputs = [helper.make_tensor_value_info(
-            "sequence_output", TensorProto.FLOAT, dims + [seq_length or "seq", config.hidden_size]),
-            helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT,
-                                          dims + [config.hidden_size])]
-    elif head == "classification":
-        logits = _dense(g, pooled, model.get_layer("classifier"), "classifier")
-        g.node("Softmax", [logits], "probabilities", axis=-1)
-        g.node("Cast", [g.node("ArgMax", [logits], "argmax", axis=-1, keepdims=0)],
-               "label_id", to=TensorProto.INT32)
-        classes = len(source.task_info.label_list)
-        outputs = [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT,
-                                                 dims + [classes]),
-                   helper.make_tensor_value_info("label_id", TensorProto.INT32, dims)]
-    else:   # regression
-        value = _dense(g, pooled, model.get_layer("regressor"), "regressor")
-        g.node("Reshape", [value, g.weight("const/flat", np.array([-1], np.int64))], "value")
-        outputs = [helper.make_tensor_value_info("value", TensorProto.FLOAT, dims)]
+    outputs = HEAD_GRAPHS[head](g, pooled, source, dims, seq_length or "seq")
     inputs = [helper.make_tensor_value_info(name, TensorProto.INT32,
                                             dims + [seq_length or "seq"])
               for name in INPUT_NAMES]
