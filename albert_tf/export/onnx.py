@@ -63,7 +63,6 @@ HEAD_OUTPUTS = {"pretraining": ("sequence_output", "pooled_output"),
                 "regression": ("value",)}
 ACTIVATIONS = {"gelu": "FastGelu", "gelu_tanh": "FastGelu", "gelu_new": "FastGelu",
                "gelu_exact": "BiasGelu", "relu": "Relu"}
-INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
 def require(*packages: str) -> None:
@@ -98,12 +97,11 @@ def _weights(layer) -> dict[str, np.ndarray]:
     return {w.name.split("/")[-1].split(":")[0]: w.numpy() for w in layer.weights}
 
 
-def _dense(g: _Graph, x: str, layer, name: str, fold_bias: bool = True) -> str:
-    """``x @ kernel (+ bias)``; with ``fold_bias=False`` returns only the MatMul (the bias is
-    added by the fused operator that follows)."""
+def _dense(g: _Graph, x: str, layer, name: str) -> str:
+    """``x @ kernel + bias`` of an unshared Dense layer (its node names come from ``name``)."""
     w = _weights(layer)
     y = g.node("MatMul", [x, g.weight(f"{name}/kernel", w["kernel"])], f"{name}/matmul")
-    if fold_bias and "bias" in w:
+    if "bias" in w:
         y = g.node("Add", [y, g.weight(f"{name}/bias", w["bias"])], f"{name}/out")
     return y
 
@@ -253,7 +251,7 @@ HEAD_GRAPHS = {"pretraining": _encoder_outputs, "classification": _classificatio
 def build_graph(source, seq_length: int | None = None, batch_size: int | None = None):
     """The float32 ``onnx.ModelProto`` of ``source`` (an `ExportSource`)."""
     from onnx import TensorProto, helper
-    from albert_tf.networks.encoder import sublayer_name
+    from albert_tf.networks.encoder import INPUT_NAMES, sublayer_name
     check_exportable(source)
     model, config = source.model, source.config
     g = _Graph()
