@@ -17,7 +17,7 @@ SDK_VENV ?= .venv-sdk
 SDK_STAMP := $(SDK_VENV)/.installed
 export ALBERT_TF_SDK_PYTHON ?= $(abspath $(SDK_VENV))/bin/python
 
-.PHONY: main test fuzz install sdk wheel wheel-smoke constraints build-file
+.PHONY: main test fuzz install sdk wheel tour constraints build-file
 
 # tflite-support's metadata writers (every TFLite export embeds the SDK metadata with them)
 # use no protobuf, so they share the TensorFlow venv, installed without their protobuf<4
@@ -51,13 +51,16 @@ fuzz: $(STAMP)
 main: $(STAMP)
 	$(VENV)/bin/albert-tf-run --experiment=run_quick
 
-# The wheel users install (configs and the albert_tflite tools inside), in dist/.
+# The wheel users install (configs and the albert_tflite tools inside), in dist/ (build/
+# removed too: setuptools would ship a module deleted since the last build from there).
 wheel: $(STAMP)
-	rm -rf dist && $(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
+	rm -rf dist build && $(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
 
-# Installs dist/*.whl into a fresh venv and uses it from an empty directory.
-wheel-smoke: wheel
-	bash tools/wheel_smoke.sh dist/albert_tf-*.whl
+# The README's five-minute tour as a test (tools/tour.py): the wheel installed into a fresh
+# venv with the tour's extras, then every command of the tour's bash blocks, as written,
+# offline, in an empty directory; each command's wall time, the total, the CPU.
+tour: wheel
+	$(PYTHON) tools/tour.py --python=$(PYTHON) dist/albert_tf-*.whl
 
 # Rewrites constraints.txt from the current .venv (after changing a dependency).
 constraints:

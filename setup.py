@@ -34,21 +34,29 @@ INSTALL_REQUIRES = [
 
 OPENVINO = ["openvino>=2026.4,<2027", "openvino-tokenizers>=2026.4,<2027", "nncf>=3.4,<4"]
 ONNX = ["onnx>=1.23,<2", "onnxruntime>=1.31,<2"]
+# The peers of the CPU benchmark (albert-tf-benchmark: PyTorch, ONNX Runtime and OpenVINO on
+# the Hugging Face graph of the same weights), also the tests' reference implementations.
+PEERS = [
+    "torch>=2.13,<3",
+    "transformers>=5.23,<6",
+    *ONNX,                              # onnx*, and the ONNX export the peers start from
+    "onnxscript>=0.7,<1",
+    "sympy>=1.13,<2",                   # ONNX Runtime's transformer optimizer (onnx_opt*)
+    *OPENVINO,                          # openvino*
+]
 
 EXTRAS_REQUIRE = {
     "test": [
         "pytest>=9.0,<10",
         "pytest-xdist>=3.8,<4",         # make test runs the suite on 2 workers
         "hypothesis>=6.170,<7",         # property-based fuzzing of the entry points
-        # Independent reference implementations for numerical parity tests.
-        "torch>=2.13,<3",
-        "transformers>=5.23,<6",
-        # Peers of the CPU benchmark (albert-tf-benchmark); tests check the ONNX path.
-        *ONNX,                          # albert-tf-export --format=onnx; peers
-        "onnxscript>=0.7,<1",
-        "sympy>=1.13,<2",               # ONNX Runtime's transformer optimizer (onnx_opt*)
-        *OPENVINO,                      # albert-tf-export --format=openvino; peers
+        # Independent reference implementations for numerical parity tests, and the
+        # benchmark's peers; tests check the ONNX and OpenVINO exports too.
+        *PEERS,
     ],
+    # albert-tf-benchmark's peers (pip install 'albert-tf[peers]'): without them it times
+    # only our artifacts and names each skipped peer.
+    "peers": PEERS,
     # The OpenVINO export (albert-tf-export --format=openvino): the runtime, its tokenizer
     # ops (raw text in) and NNCF post-training int8.
     "openvino": OPENVINO,

@@ -5,6 +5,7 @@ Public API::
     import albert_tf
     config = albert_tf.load_config("albert_base")        # or AlbertConfig.from_json(path)
     encoder = albert_tf.build_encoder(config)            # inputs/outputs: see the docstring
+    albert_tf.encoder_parameter_count(config)            # = encoder.count_params(), no TF
     pretrainer = albert_tf.build_pretrainer(config)      # + mlm_logits, sop_logits
     classifier = albert_tf.build_classifier(config, num_classes=2)
     albert_tf.save_model_dir(pretrainer, "out/model")   # config.json + name-keyed weights
@@ -43,6 +44,7 @@ _EXPORTS = {
     "INPUT_NAMES": "albert_tf.networks",
     "InputError": "albert_tf.networks",
     "build_encoder": "albert_tf.networks",
+    "encoder_parameter_count": "albert_tf.parameter_count",
 }
 
 __all__ = sorted(_EXPORTS)

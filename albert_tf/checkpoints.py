@@ -21,11 +21,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import tempfile
 from typing import Iterable
 
 import numpy as np
 
+from albert_tf import outputs
 from albert_tf import task_heads as heads_lib
 from albert_tf.backend import keras, tf
 from albert_tf.config import AlbertConfig
@@ -184,14 +184,19 @@ def restore_weights(model: keras.Model, path: str,
 
 def save_model_dir(model: keras.Model, directory: str,
                    config: AlbertConfig | None = None, task_info: TaskInfo | None = None,
-                   vocab_file: str | None = None) -> str:
+                   vocab_file: str | None = None, overwrite: bool = True,
+                   inputs: Iterable[tuple[str, str | None]] = (),
+                   flag: str = "model directory") -> str:
     """Writes ``config.json``, name-keyed weights and, when given, ``task.json`` and a
     copy of ``vocab_file`` to ``directory``: a SentencePiece model as ``vocab.model``, a
     WordPiece vocabulary as ``vocab.txt`` (the kind read from the content; ``task.json``
     records it as ``vocab_type``).
 
-    Everything is written to a temporary sibling directory that then replaces
-    ``directory``, so a crash never leaves a half-written model directory.
+    Written through `albert_tf.outputs.staged_output`: a staged sibling renamed into place,
+    so a crash never leaves a half-written model directory. ``overwrite`` replaces only a
+    model directory albert-tf wrote earlier (the trainer rewrites ``best/`` this way); a
+    directory holding anything else, or one of ``inputs`` (``(flag, path)`` pairs), is
+    refused with an `albert_tf.outputs.OutputError`.
     """
     config = config or getattr(model, "albert_config", None)
     if config is None:
@@ -202,29 +207,15 @@ def save_model_dir(model: keras.Model, directory: str,
             raise FileNotFoundError(f"vocabulary file {vocab_file!r} does not exist.")
         vocab_type = vocab_lib.vocabulary_kind(vocab_file)
         task_info = _with_vocab_type(task_info, vocab_type, vocab_file)
-    directory = os.path.abspath(directory)
-    parent = os.path.dirname(directory)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(directory)}.tmp-", dir=parent)
-    try:
+    with outputs.staged_output(directory, kind="albert-tf model directory", inputs=inputs,
+                               overwrite=overwrite, flag=flag) as tmp:
         config.to_json(os.path.join(tmp, CONFIG_FILE))
         write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))
         if task_info is not None:
             task_info.to_json(os.path.join(tmp, TASK_FILE))
         if vocab_type is not None:
             shutil.copyfile(vocab_file, os.path.join(tmp, vocab_lib.file_name(vocab_type)))
-        if os.path.exists(directory):
-            old = directory + ".old"
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(directory, old)
-            os.replace(tmp, directory)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return directory
+    return os.path.abspath(os.path.expanduser(directory))
 
 
 def _with_vocab_type(task_info: TaskInfo | None, vocab_type: str,

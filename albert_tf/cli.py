@@ -13,6 +13,11 @@ so that the stages a pipeline starts are verbose too):
 - `quiet_logs` (after the flags are parsed) sends TF / absl / Keras Python logs below
   ERROR and their deprecation warnings nowhere. Our own progress lines are ``print``s
   and are not touched.
+- `quiet_native` wraps the library calls whose C++ side prints known noise straight to
+  stderr, past every log level: LiteRT's ``INFO: Created TensorFlow Lite XNNPACK delegate``
+  (its minimal logger reads no setting), the TFLite quantizer's ``fully_quantize: 0,
+  inference_type: ...`` (a plain print), oneDNN's ``E0000 ... oneDNN supports DT_INT32``
+  fallback notice. Those lines are dropped, anything else is passed on.
 - `run_app` is ``absl.app.run`` with ``--verbose`` defined and the binary's own flags
   made the key flags of the program, so ``--help`` lists exactly those (each with its
   one-line help) under the binary's docstring; ``--helpfull`` still lists everything.
@@ -28,6 +33,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import warnings
 
 VERBOSE_ENV = "ALBERT_TF_VERBOSE"
@@ -38,7 +44,10 @@ _NOISE = re.compile(
     r"All log messages before absl::InitializeLog|oneDNN custom operations|cuda|cuDNN|cuFFT|"
     r"cuBLAS|TensorRT|TF-TRT|cpu_feature_guard|To enable the following instructions|"
     r"rebuild TensorFlow with the appropriate compiler flags|computation placer|"
-    r"Unable to register|absl::InitializeLog", re.IGNORECASE)
+    r"Unable to register|absl::InitializeLog|"
+    # Printed by library calls past every log level (see `quiet_native`).
+    r"^INFO: Created TensorFlow Lite XNNPACK delegate|^fully_quantize: \d|"
+    r"oneDNN supports DT_", re.IGNORECASE)
 # absl C++ log lines below ERROR: "I0000 00:00:... file.cc:12] ..." / "W0000 ...".
 _CPP_INFO = re.compile(r"^[IW]\d{4} \d\d:\d\d:\d\d")
 _THIRD_PARTY = (r"(tensorflow|tf_keras|keras|tensorflow_[a-z_]+|absl|google|h5py|numpy|"
@@ -59,35 +68,62 @@ def verbose(argv: list[str] | None = None) -> bool:
     return os.environ.get(VERBOSE_ENV, "").lower() in ("1", "true", "yes")
 
 
+# File descriptor 2 is one per process: one thread captures it at a time (the same thread
+# may nest captures); another thread's block runs uncaptured rather than waiting.
+_CAPTURE_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
-def filtered_stderr():
+def filtered_stderr(ignore_warnings: bool = True):
     """Captures file descriptor 2 (C++ writes there too) and passes on every line that is
-    not start-up noise when the block ends."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):
+    not known noise when the block ends; Python warnings are ignored in the block unless
+    ``ignore_warnings=False``."""
+    if not _CAPTURE_LOCK.acquire(blocking=False):   # another thread is capturing
         yield
         return
-    with tempfile.TemporaryFile(mode="w+b") as capture:
-        os.dup2(capture.fileno(), 2)
+    try:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                yield
-        finally:
+            sys.stderr.flush()
+            capture = tempfile.TemporaryFile(mode="w+b")
+            saved = os.dup(2)
+        except (OSError, ValueError, AttributeError):
+            yield
+            return
+        with capture:
+            os.dup2(capture.fileno(), 2)
             try:
-                sys.stderr.flush()
-            except (OSError, ValueError):
-                pass
-            os.dup2(saved, 2)
-            os.close(saved)
-            capture.seek(0)
-            kept = [line for line in capture.read().decode("utf-8", "replace").splitlines()
-                    if line.strip() and not _NOISE.search(line) and not _CPP_INFO.match(line)]
-            if kept:
-                sys.stderr.write("\n".join(kept) + "\n")
-                sys.stderr.flush()
+                with warnings.catch_warnings() if ignore_warnings else contextlib.nullcontext():
+                    if ignore_warnings:
+                        warnings.simplefilter("ignore")
+                    yield
+            finally:
+                try:
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+                os.dup2(saved, 2)
+                os.close(saved)
+                capture.seek(0)
+                kept = [line for line in capture.read().decode("utf-8", "replace").splitlines()
+                        if line.strip() and not _NOISE.search(line)
+                        and not _CPP_INFO.match(line)]
+                if kept:
+                    sys.stderr.write("\n".join(kept) + "\n")
+                    sys.stderr.flush()
+    finally:
+        _CAPTURE_LOCK.release()
+
+
+@contextlib.contextmanager
+def quiet_native():
+    """Runs a library call whose native code prints known noise to stderr (see the module
+    docstring) with that noise dropped, unless verbose; everything else it writes to
+    stderr is passed on when the block ends. Python warnings are left alone."""
+    if verbose():
+        yield
+        return
+    with filtered_stderr(ignore_warnings=False):
+        yield
 
 
 class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
@@ -133,13 +169,25 @@ def quiet_startup(argv: list[str] | None = None) -> bool:
     return False
 
 
+class _ErrorsOnly(logging.Filter):
+    """Passes log records of level ERROR and above."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
+
+
 def quiet_logs(argv: list[str] | None = None) -> bool:
     """Call after the flags are parsed: third-party Python logs below ERROR and their
     warnings go nowhere unless verbose. Returns whether the run is verbose."""
     if verbose(argv):
         return True
     for name in ("tensorflow", "absl", "h5py", "keras", "tf_keras"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.ERROR)
+        # A filter as well as the level: TensorFlow sets its logger's level itself
+        # (saved_model_cli's main sets INFO), which would bring its INFO lines back.
+        if not any(isinstance(f, _ErrorsOnly) for f in logger.filters):
+            logger.addFilter(_ErrorsOnly())
     try:
         from absl import logging as absl_logging
         absl_logging.set_stderrthreshold("error")
@@ -191,7 +239,15 @@ def run_app(main, define_flags, doc: str | None = None) -> None:
             print(f"{os.path.basename(program)}: error: {e} (see --help)", file=sys.stderr)
             sys.exit(e.exitcode)
 
-    app.run(quiet_main)
+    def one_line_flag_errors(args):   # absl's own: "FATAL Flags parsing error" + a hint
+        try:
+            return flags.FLAGS(args)
+        except flags.Error as e:      # --rounds=0, --format=bogus, --batch_size=abc, ...
+            print(f"{os.path.basename(program)}: error: {' '.join(str(e).split())} "
+                  "(see --help)", file=sys.stderr)
+            sys.exit(1)
+
+    app.run(quiet_main, flags_parser=one_line_flag_errors)
 
 
 def add_verbose_argument(parser) -> None:
@@ -200,4 +256,4 @@ def add_verbose_argument(parser) -> None:
 
 
 __all__ = ["VERBOSE_ENV", "add_verbose_argument", "define_verbose_flag", "filtered_stderr",
-           "quiet_logs", "quiet_startup", "run_app", "verbose"]
+           "quiet_logs", "quiet_native", "quiet_startup", "run_app", "verbose"]

@@ -268,8 +268,10 @@ def parse_params_override(text: str, keep_text: bool = False) -> dict[str, Any]:
 
 
 def load_yaml_file(path: str, keep_text: bool = False) -> dict[str, Any]:
-    """The mapping of a YAML experiment file (``{}`` when empty); ``keep_text`` as
-    `parse_params_override`. Errors are one line naming the file."""
+    """The mapping of a YAML experiment file; ``keep_text`` as `parse_params_override`.
+    Errors are one line naming the file; an empty file (or only comments) is one: it would
+    silently run the defaults (``albert-tf-run --experiment=empty.yaml``: the whole default
+    pipeline)."""
     if not os.path.exists(path):
         from albert_tf import resources
         raise FileNotFoundError(
@@ -285,7 +287,8 @@ def load_yaml_file(path: str, keep_text: bool = False) -> dict[str, Any]:
     if isinstance(loaded, _YamlValue):
         loaded = loaded.typed
     if loaded is None:
-        return {}
+        raise ConfigValueError(f"{path}: the file is empty (no settings); give a YAML mapping "
+                               "of settings, or leave the file out for the defaults.")
     if not isinstance(loaded, dict):
         raise ConfigValueError(f"{path}: an experiment file must be a YAML mapping.")
     return loaded if keep_text else _plain(loaded)
@@ -308,8 +311,8 @@ def apply_config_layers(config, config_files=(), params_overrides=()):
         path = resolve_config_file(path)
         try:
             override_params(config, load_yaml_file(path, keep_text=True))
-        except (ConfigKeyError, ConfigValueError) as e:
-            raise type(e)(f"{path}: {e}") from None
+        except (ConfigKeyError, ConfigValueError) as e:     # named once, not "f: f: ..."
+            raise type(e)(str(e) if str(e).startswith(f"{path}: ") else f"{path}: {e}") from None
     for text in params_overrides or ():
         try:
             override_params(config, parse_params_override(text, keep_text=True))

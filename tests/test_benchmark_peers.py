@@ -175,9 +175,9 @@ def test_a_runtime_whose_package_is_missing_is_skipped_with_one_line(builders, t
         capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
     lines = (result.stdout + result.stderr).splitlines()
-    named = [s for s in lines if "openvino" in s and "pip install" in s]
+    named = [s for s in lines if "openvino" in s and "pip install" in s and "skipped" in s]
     assert named == ["  openvino: skipped: the Python package 'openvino' is not installed "
-                     "(pip install 'albert-tf[openvino]' or pip install openvino)"], named
+                     "(pip install 'albert-tf[peers]' or pip install openvino)"], named
     assert "Traceback" not in result.stderr
     with open(out / "results.json", encoding="utf-8") as f:
         report = json.load(f)
@@ -186,6 +186,41 @@ def test_a_runtime_whose_package_is_missing_is_skipped_with_one_line(builders, t
     assert report["meta"]["skipped"] == {
         "openvino": "the Python package 'openvino' is not installed"}
     assert "skipped" in (out / "report.md").read_text()
+    # the one peer asked for did not run: one line says so and names the extra
+    assert "no peer ran (openvino: the Python package 'openvino' is not installed)" in \
+        result.stdout and "'albert-tf[peers]'" in report["meta"]["peers"]
+
+
+def test_the_pip_fix_names_the_extra_of_the_runtime():
+    """Our exports name their own extra; every peer the `peers` extra, which holds all the
+    peers' packages (setup.py; tests/test_tour.py checks that `test` includes it)."""
+    from albert_tf.benchmark.suite import HF_RUNTIMES, pip_fix
+    assert pip_fix("onnxruntime", "ort_int8") == \
+        "pip install 'albert-tf[onnx]' or pip install onnxruntime"
+    assert pip_fix("nncf", "ir_int8") == "pip install 'albert-tf[openvino]' or pip install nncf"
+    for runtime in HF_RUNTIMES:
+        for package in ("torch", "sympy", "onnxruntime", "openvino"):
+            assert f"'albert-tf[peers]' or pip install {package}" in pip_fix(package, runtime)
+    assert pip_fix("ai_edge_litert", "tflite_int8") == "pip install ai-edge-litert"
+
+
+def test_a_run_where_no_peer_ran_says_so_once():
+    from albert_tf.benchmark.suite import peers_note
+    from albert_tf.benchmark.tables import Measurement
+
+    def row(runtime):
+        return Measurement("m", runtime, 1, 64, 1.0, 1.0, 1e3, 50, 1, 0.1, 0.01)
+
+    skipped = {"torch_int8": "the Python package 'torch' is not installed",
+               "onnx_opt_int8": "the Python package 'sympy' is not installed"}
+    note = peers_note(["tflite_int8", "torch_int8", "onnx_opt_int8"], [row("tflite_int8")],
+                      skipped)
+    assert note.startswith("no peer ran (torch_int8: the Python package 'torch' is not "
+                           "installed; onnx_opt_int8: the Python package 'sympy' is not ")
+    assert note.endswith("pip install 'albert-tf[peers]' adds every peer")
+    assert peers_note(["tflite_int8", "torch_int8"], [row("tflite_int8"), row("torch_int8")],
+                      {}) == ""
+    assert peers_note(["tflite_int8", "ort_int8"], [row("tflite_int8")], {}) == ""
 
 
 def test_worker_reports_a_missing_package_as_json(builders, tmp_path, monkeypatch):

@@ -7,41 +7,12 @@ Each subprocess imports TensorFlow (~5-10 s), so the checks are combined: 10 pro
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
-import pytest
-
-BIN = os.path.dirname(sys.executable)
-NOISE = ("onednn", "cuda", "absl", "cpu_feature_guard", "traceback")
-
-
-def _env(**extra) -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("ALBERT_TF_DATA_DIR", "ALBERT_TF_VERBOSE", "TF_CPP_MIN_LOG_LEVEL"):
-        env.pop(name, None)
-    env.update(extra)
-    return env
-
-
-def _start(tmp_path, script: str, *args: str, **env) -> subprocess.Popen:
-    path = os.path.join(BIN, script)
-    if not os.path.exists(path):
-        pytest.fail(f"console script {script} is not installed in {BIN} (pip install -e .)")
-    return subprocess.Popen([path, *args], cwd=tmp_path, env=_env(**env), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _finish(process: subprocess.Popen) -> tuple[int, str, str]:
-    out, err = process.communicate(timeout=300)
-    return process.returncode, out, err
-
-
-def _one_error_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, f"expected one error line, got:\n{err}"
-    assert not any(word in lines[0].lower() for word in NOISE if word != "absl"), lines[0]
-    return lines[0]
+# Shared with tests/test_command_failures.py (tests/console_scripts.py).
+from console_scripts import NOISE
+from console_scripts import finish as _finish
+from console_scripts import one_error_line as _one_error_line
+from console_scripts import start as _start
 
 
 def test_finetune_errors_are_one_line(tmp_path):

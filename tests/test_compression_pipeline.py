@@ -67,6 +67,56 @@ def test_cli_reports_bad_input_and_exits(tmp_path):
     assert "pruning.final_sparsity: must be in [0, 1)" in result.stderr
 
 
+@pytest.mark.parametrize("steps", [1, 2, 3, 7, 10, 37, 50, 99, 100, 101, 333, 1999, 2000, 5000])
+@pytest.mark.parametrize("override", [
+    "", "pruning.begin_step=500,pruning.end_step=1500,pruning.frequency=100",
+    "pruning.schedule=constant,pruning.begin_step=100,pruning.end_step=-1",
+    "pruning.train_steps=0,pruning.end_step=300,pruning.frequency=100"])
+def test_num_train_steps_sets_every_stage_and_keeps_the_schedule_valid(steps, override):
+    """`albert-tf-compress --num_train_steps=N` (`set_train_steps`): every stage trains N
+    steps; the pruning schedule is scaled to fit and passes `validate` for any N."""
+    from albert_tf.compression.compression_config import set_train_steps, validate
+    config = build_compression_config(["compress_sst2_pruning"], [override] if override else [])
+    config.stages = ["structured", "distillation", "pruning", "qat"]
+    config.distillation.student_config = "albert_tiny"
+    set_train_steps(config, steps)
+    validate(config)
+    p = config.pruning
+    assert [getattr(config, s).train_steps for s in config.stages] == [steps] * 4
+    assert 0 <= p.begin_step < steps and 1 <= p.frequency
+    if p.end_step != -1:
+        assert p.begin_step < p.end_step <= steps
+        assert (p.end_step - p.begin_step) % p.frequency == 0
+
+
+def test_num_train_steps_scales_the_shipped_schedule():
+    from albert_tf.compression.compression_config import set_train_steps
+    config = build_compression_config(["compress_sst2_pruning"])   # 0..1500 every 50, of 2000
+    set_train_steps(config, 100)
+    p = config.pruning
+    assert (p.begin_step, p.end_step, p.frequency, p.train_steps) == (0, 74, 2, 100)
+    config = build_compression_config(["compress_sst2_pruning"])
+    set_train_steps(config, 2000)   # the config's own length: its own schedule
+    p = config.pruning
+    assert (p.begin_step, p.end_step, p.frequency) == (0, 1500, 50)
+    with pytest.raises(CompressionConfigError, match="--num_train_steps: must be >= 1"):
+        set_train_steps(config, 0)
+
+
+def test_cli_num_train_steps_shortens_every_stage(tmp_path):
+    import subprocess
+    import sys
+    import yaml
+    result = subprocess.run(
+        [sys.executable, "-m", "albert_tf.bin.compress", "--config_file=compress_sst2_pruning",
+         "--num_train_steps=100", "--print_config"],
+        capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-2000:]
+    printed = yaml.safe_load(result.stdout)
+    assert printed["pruning"]["train_steps"] == printed["qat"]["train_steps"] == 100
+    assert (printed["pruning"]["end_step"], printed["pruning"]["frequency"]) == (74, 2)
+
+
 def test_prune_then_qat_end_to_end(tmp_path, data_dir):
     config = CompressionConfig(
         init_model=tiny_model_dir(str(tmp_path / "m"), tiny_config(num_hidden_layers=2)),

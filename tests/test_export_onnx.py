@@ -51,8 +51,8 @@ def _meta(export):
 
 
 def test_export_equals_keras_on_dev_ids_at_two_lengths(float_export, source, dev, data_dir):
-    assert sorted(os.listdir(float_export)) == ["labels.txt", "metadata.json", "model.onnx",
-                                                "vocab.model"]
+    assert sorted(os.listdir(float_export)) == [".albert-tf-output.json", "labels.txt",
+                                                "metadata.json", "model.onnx", "vocab.model"]
     meta = _meta(float_export)
     assert meta["format"] == "albert-tf-onnx" and meta["quantization"] == "none"
     assert (meta["task"], meta["head"], meta["labels"]) == ("sst2", "classification", ["0", "1"])
@@ -170,8 +170,10 @@ def test_bad_requests_are_one_line_errors(model_dir, source, tmp_path):
         export_onnx(model_dir, str(tmp_path / "b"), quantization="dynamic", source=source)
     with pytest.raises(ExportError, match=r"seq_lengths=1024"):
         export_onnx(model_dir, str(tmp_path / "c"), seq_length=1024, source=source)
+    from albert_tf.outputs import OutputError, write_marker
     (tmp_path / "d").mkdir()
-    with pytest.raises(ExportError, match="already exists.*--overwrite"):
+    write_marker(str(tmp_path / "d"), "onnx export")       # an earlier export
+    with pytest.raises(OutputError, match="already exists.*--overwrite"):
         export_onnx(model_dir, str(tmp_path / "d"), source=source)
     assert [p.name for p in tmp_path.iterdir()] == ["d"]   # nothing (half-)written
 

@@ -52,8 +52,9 @@ def ir_outputs(xml, feats, precision="f32"):
 
 
 def test_ir_equals_keras_on_dev_ids_at_two_lengths(float_export, source, dev):
-    assert sorted(os.listdir(float_export)) == ["labels.txt", "metadata.json", "model.bin",
-                                                "model.xml", "vocab.model"]
+    assert sorted(os.listdir(float_export)) == [".albert-tf-output.json", "labels.txt",
+                                                "metadata.json", "model.bin", "model.xml",
+                                                "vocab.model"]
     with open(os.path.join(float_export, "metadata.json")) as f:
         meta = json.load(f)
     assert meta["format"] == "albert-tf-openvino" and meta["quantization"] == "none"

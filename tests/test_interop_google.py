@@ -27,6 +27,7 @@ from albert_tf.bin.convert import run_conversion
 from albert_tf.checkpoints import recorded_casing
 from albert_tf.interop import ConversionError, convert_google
 from albert_tf.interop import converter as converter_module
+from albert_tf.outputs import MARKER_FILE, OutputError, write_marker
 from albert_tf.text.vocabulary import find_vocabulary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -292,6 +293,7 @@ def test_failure_while_writing_leaves_the_output_directory_untouched(release, tm
     out = tmp_path / "existing"
     out.mkdir()
     (out / "keep.txt").write_text("old model")
+    write_marker(str(out), "albert-tf model directory")     # an earlier conversion
 
     def broken_write(weights, prefix):
         with open(prefix + ".index", "wb") as f:
@@ -300,10 +302,14 @@ def test_failure_while_writing_leaves_the_output_directory_untouched(release, tm
     monkeypatch.setattr(converter_module, "write_weights", broken_write)
     with pytest.raises(OSError, match="disk full"):
         convert_google(str(root), str(out), overwrite=True)
-    assert os.listdir(out) == ["keep.txt"]
+    assert sorted(os.listdir(out)) == [MARKER_FILE, "keep.txt"]
     assert sorted(os.listdir(tmp_path)) == ["existing"]                    # no temp leftovers
-    with pytest.raises(ConversionError, match="exists and is not empty; pass --overwrite"):
+    with pytest.raises(OutputError, match="already exists .*; pass --overwrite"):
         convert_google(str(root), str(out))
+    (out / MARKER_FILE).unlink()                                    # not albert-tf's output
+    with pytest.raises(OutputError, match="albert-tf did not write"):
+        convert_google(str(root), str(out), overwrite=True)
+    assert os.listdir(out) == ["keep.txt"]
 
 
 def test_console_command(release, tmp_path):

@@ -50,7 +50,8 @@ def test_cli_trains_a_wordpiece_vocabulary_that_bert_tokenizers_read_alike(tmp_p
     assert tokens[:5] == SPECIALS and len(tokens) == len(set(tokens)) == 2000
     assert vocab_lib.wordpiece_is_uncased(str(out / "vocab.txt"))
     assert vocab_lib.find_vocabulary(str(out)) == ("wordpiece", str(out / "vocab.txt"))
-    assert not [n for n in os.listdir(out) if n != "vocab.txt"]          # no temp file left
+    assert sorted(os.listdir(out)) == [".albert-tf-output.json", "vocab.txt"]   # no temp file
+    assert sorted(os.listdir(tmp_path)) == ["imdb.txt", "wp"]           # no staging left
 
     hf = transformers.BertTokenizerFast.from_pretrained(str(out))
     assert (hf.pad_token_id, hf.unk_token_id, hf.cls_token_id, hf.sep_token_id,

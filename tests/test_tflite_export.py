@@ -11,6 +11,8 @@ import sys
 import numpy as np
 import pytest
 
+from albert_tf.outputs import MARKER_FILE
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 SEQ = 32
@@ -56,7 +58,7 @@ def float_export(model_dir, source, tmp_path_factory):
 def test_float_export_buckets_metadata_and_runner(float_export, source):
     from albert_tflite.runner import TFLiteRunner
     files = sorted(os.listdir(float_export))
-    assert files == ["labels.txt", "metadata.json", "model.tflite", "vocab.model"]
+    assert files == [MARKER_FILE, "labels.txt", "metadata.json", "model.tflite", "vocab.model"]
     with open(os.path.join(float_export, "metadata.json")) as f:
         meta = json.load(f)
     assert sorted(meta["signatures"]) == ["seq_16", "seq_32"]
@@ -178,8 +180,10 @@ def test_bad_requests_are_clear_errors(model_dir, source, tmp_path):
         export_tflite(model_dir, str(tmp_path / "a"), seq_lengths=[1024], source=source)
     with pytest.raises(ExportError, match="quantization"):
         export_tflite(model_dir, str(tmp_path / "b"), quantization="int4", source=source)
-    with pytest.raises(ExportError, match="already exists"):
-        os.makedirs(tmp_path / "c")
+    from albert_tf.outputs import OutputError, write_marker
+    os.makedirs(tmp_path / "c")
+    write_marker(str(tmp_path / "c"), "tflite export")    # an earlier export
+    with pytest.raises(OutputError, match="already exists"):
         export_tflite(model_dir, str(tmp_path / "c"), source=source)
 
 
@@ -237,22 +241,24 @@ def test_export_and_runner_cli(model_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "signature serving_default" in proc.stdout
     proc = subprocess.run([sys.executable, "-m", "albert_tflite.runner", f"--model={out}",
-                           "--text=a gorgeous film", "--text="], capture_output=True,
+                           "--text=a gorgeous film", "--text=dull"], capture_output=True,
                           text=True, env=env, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert [x["text"] for x in lines] == ["a gorgeous film", ""]
+    assert [x["text"] for x in lines] == ["a gorgeous film", "dull"]
     assert all(x["label"] in ("0", "1") for x in lines)
     # Bad input: one line naming the problem (no export there; a second text for a
-    # one-text model), exit 2, nothing on stdout.
-    for args, expected in ([f"--model={tmp_path / 'nope'}", "--text=x"], "metadata.json"), \
-            ([f"--model={out}", "--text=x", "--text_b=y"], "one text"):
+    # one-text model; an empty text, which answered a label before), exit 2, no stdout.
+    for args, expected in ([f"--model={tmp_path / 'nope'}", "--text=x"], "no such file"), \
+            ([f"--model={out}", "--text=x", "--text_b=y"], "one text"), \
+            ([f"--model={out}", "--text=x", "--text="], "--text is empty"):
         proc = subprocess.run([sys.executable, "-m", "albert_tflite.runner", *args],
                               capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
         assert proc.returncode == 2 and not proc.stdout, proc.stderr[-3000:]
         assert "Traceback" not in proc.stderr and expected in proc.stderr.strip().splitlines()[-1]
+    (tmp_path / "no_vocab").mkdir()
     bad = subprocess.run([sys.executable, "-m", "albert_tf.bin.export",
-                          f"--model_dir={tmp_path}", "--format=tflite",
+                          f"--model_dir={tmp_path / 'no_vocab'}", "--format=tflite",
                           f"--output={tmp_path / 'x'}"], capture_output=True, text=True,
                          env=env, timeout=300, cwd=ROOT)
-    assert bad.returncode == 1 and "vocab.model" in bad.stderr
+    assert bad.returncode == 1 and "no config.json" in bad.stderr

@@ -79,15 +79,35 @@ def test_init_checkpoint_of_another_shape_names_the_tensor(tmp_path):
 
 
 def test_init_checkpoint_loads_encoder_weights(tmp_path):
+    from albert_tf.backend import tf
+    from albert_tf.training.trainer import Trainer
     pretrainer = albert_tf.build_pretrainer(albert_tf.load_config("albert_tiny"))
     albert_tf.save_model_dir(pretrainer, str(tmp_path / "pre"))
-    result, lines = _run(tmp_path / "run", steps=5, mode="eval",
-                         model__init_checkpoint=str(tmp_path / "pre"))
+    config = testing.tiny_experiment(str(tmp_path / "run"), steps=5)
+    config.model.init_checkpoint = str(tmp_path / "pre")
+    lines = []
+    trainer = Trainer(config, testing.ToyClassificationTask(config), tf.distribute.get_strategy(),
+                      log=lines.append)
+    trainer.restore_or_initialize()          # what training starts from
     assert any(l.startswith("initialized from") for l in lines)
-    model = result["trainer"].model
+    model = trainer.model
     np.testing.assert_array_equal(
         model.get_layer("embeddings").embedding_table.numpy(),
         pretrainer.get_layer("embeddings").embedding_table.numpy())
+
+
+def test_eval_and_predict_refuse_weights_that_were_never_trained(tmp_path):
+    """Regression (issue #27): --mode=eval / predict without a checkpoint scored random
+    weights and exited 0; from a pretrained --init_checkpoint its head was random."""
+    from albert_tf.user_inputs import InputError
+    for mode in ("eval", "predict"):
+        with pytest.raises(InputError, match="no training checkpoint"):
+            _run(tmp_path / "nothing", mode=mode)
+    pretrainer = albert_tf.build_pretrainer(albert_tf.load_config("albert_tiny"))
+    albert_tf.save_model_dir(pretrainer, str(tmp_path / "pre"))
+    with pytest.raises(albert_tf.CheckpointError, match="would stay random"):
+        _run(tmp_path / "run", steps=5, mode="eval", model__init_checkpoint=str(tmp_path / "pre"))
+    assert sorted(os.listdir(tmp_path)) == ["pre"]      # no run directory left behind
 
 
 def test_progress_line_format():

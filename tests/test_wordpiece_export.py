@@ -120,8 +120,8 @@ def _runner_probs(export: str, texts: list[str]) -> np.ndarray:
 def test_tflite_export_ships_vocab_txt_and_the_runner_equals_keras(lite, classifier,
                                                                   tokenizer, texts):
     from albert_tf.export.sdk_metadata import WORDPIECE_SAME_IDS, read_embedded
-    assert sorted(os.listdir(lite)) == ["labels.txt", "metadata.json", "model.tflite",
-                                        "vocab.txt"]
+    assert sorted(os.listdir(lite)) == [".albert-tf-output.json", "labels.txt",
+                                        "metadata.json", "model.tflite", "vocab.txt"]
     with open(os.path.join(lite, "metadata.json")) as f:
         meta = json.load(f)
     assert meta["tokenizer"]["type"] == "wordpiece"

@@ -15,7 +15,6 @@ fed a sentence of about the bucket's length.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -53,6 +52,10 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
               min_seconds: float = 0.0) -> list[dict]:
     """One result dict per signature: ``signature, batch_size, seq_length, median_ms, ...``."""
     meta = read_metadata(model)
+    unknown = sorted(set(signatures or ()) - set(meta["signatures"]))
+    if unknown:
+        raise ValueError(f"--signature: {model} has no signature {', '.join(unknown)}; it has "
+                         f"{', '.join(meta['signatures'])}.")
     path = model_file(model)
     interpreter = make_interpreter(path, num_threads, xnnpack,
                                    meta.get("custom_op_registerers", ()))
@@ -89,7 +92,8 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Latency/throughput of TFLite models.")
+    from albert_tf import user_inputs
+    parser = user_inputs.ArgumentParser(description="Latency/throughput of TFLite models.")
     parser.add_argument("--model", required=True, action="append",
                         help="export directory or .tflite (repeatable)")
     parser.add_argument("--threads", type=int, default=2, help="interpreter threads")
@@ -103,12 +107,25 @@ def main(argv: Iterable[str] | None = None) -> int:
     cli.add_verbose_argument(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
     cli.quiet_logs([] if not args.verbose else ["--verbose"])
+    try:
+        for flag, minimum in (("threads", 1), ("runs", 1), ("warmup", 0), ("min_seconds", 0)):
+            user_inputs.at_least(getattr(args, flag), f"--{flag}", minimum)
+        for model in args.model:
+            user_inputs.edge_export(model, formats=("tflite",), other_formats=(
+                "time ONNX Runtime and OpenVINO on the same model with albert-tf-benchmark "
+                "--model_dirs=<its model directory> --runtimes=ort_none,ort_int8,ir_none,ir_int8"))
+    except ValueError as e:
+        parser.error(str(e))
     rows = []
     print(f"{'model':40s} {'quant':8s} {'signature':16s} {'batch':>5s} {'seq':>5s} "
           f"{'median ms':>10s} {'p90 ms':>8s} {'min ms':>8s} {'seq/s':>8s}")
     for model in args.model:
-        for r in benchmark(model, args.threads, args.runs, args.warmup, not args.no_xnnpack,
-                           args.signature, args.min_seconds):
+        try:
+            results = benchmark(model, args.threads, args.runs, args.warmup,
+                                not args.no_xnnpack, args.signature, args.min_seconds)
+        except (ValueError, OSError) as e:   # an unknown --signature, a broken file
+            parser.exit(2, f"{parser.prog}: error: {user_inputs.one_line(e)}\n")
+        for r in results:
             rows.append(r)
             print(f"{model[-40:]:40s} {str(r['quantization']):8s} {r['signature']:16s} "
                   f"{r['batch_size']:5d} {r['seq_length']:5d} {r['median_ms']:10.2f} "

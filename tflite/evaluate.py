@@ -12,7 +12,6 @@ chosen on dev (`albert_tf.pipeline.driver` does this once), never for choosing.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -22,7 +21,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from albert_tf import cli
-from albert_tflite.runner import TFLiteRunner
+from albert_tflite.runner import open_runner
 
 
 SPLITS = ("dev", "test")
@@ -102,7 +101,7 @@ def evaluate(model: str, task: str, data_dir: str, num_threads: int = 2,
     if limit:
         texts_a, labels = texts_a[:limit], labels[:limit]
         texts_b = texts_b[:limit] if texts_b is not None else None
-    runner = TFLiteRunner(model, num_threads)
+    runner = open_runner(model, num_threads)     # TFLite, ONNX or OpenVINO export
     start = time.perf_counter()
     predictions = runner.predict(texts_a, texts_b)
     seconds = time.perf_counter() - start
@@ -113,10 +112,12 @@ def evaluate(model: str, task: str, data_dir: str, num_threads: int = 2,
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Score a TFLite model on a task's dev (or, "
-                                     "once, test) set.")
+    from albert_tf import user_inputs
+    parser = user_inputs.ArgumentParser(description="Score an exported model (TFLite, ONNX or "
+                                        "OpenVINO) on a task's dev (or, once, test) set.")
     parser.add_argument("--model", required=True, action="append",
-                        help="export directory or .tflite (repeatable)")
+                        help="export directory (TFLite, ONNX, OpenVINO) or .tflite "
+                        "(repeatable)")
     parser.add_argument("--task", required=True,
                         help="sst2, rte, cola, ... (GLUE) or mr, subj, cr, mpqa (SentEval)")
     parser.add_argument("--data_dir", default=None,
@@ -129,8 +130,16 @@ def main(argv: Iterable[str] | None = None) -> int:
     cli.add_verbose_argument(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
     cli.quiet_logs([] if not args.verbose else ["--verbose"])
-    results = [evaluate(m, args.task, args.data_dir, args.threads, args.limit, args.split)
-               for m in args.model]
+    try:      # the task and its data, then every model, before the first one runs
+        user_inputs.at_least(args.threads, "--threads")
+        user_inputs.at_least(args.limit, "--limit")
+        load_split(args.task, args.data_dir, args.split)
+        for model in args.model:
+            user_inputs.edge_export(model)
+        results = [evaluate(m, args.task, args.data_dir, args.threads, args.limit, args.split)
+                   for m in args.model]
+    except (ValueError, OSError) as e:   # not an export, a runtime missing, a broken file
+        parser.exit(2, f"{parser.prog}: error: {user_inputs.one_line(e)}\n")
     for r in results:
         metrics = ", ".join(f"{k} {v:.4f}" for k, v in r.items()
                             if k in ("accuracy", "matthews", "pearson", "spearman"))

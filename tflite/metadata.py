@@ -11,7 +11,6 @@ from the flatbuffer and the task, labels and vocabulary from the model directory
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -22,8 +21,20 @@ from albert_tf.export.metadata import read_metadata, write_metadata
 from albert_tf.text.vocabulary import VocabularyError, find_vocabulary
 
 
+def _show(model: str) -> dict:
+    """The metadata.json of a TFLite, ONNX or OpenVINO export (a one-line error otherwise)."""
+    from albert_tf import user_inputs
+    from albert_tf.export.metadata import FORMAT, ONNX_FORMAT, OPENVINO_FORMAT
+    formats = {"tflite": FORMAT, "onnx": ONNX_FORMAT, "openvino": OPENVINO_FORMAT}
+    kind = user_inputs.artifact_kind(model)
+    if kind not in formats:
+        user_inputs.edge_export(model)    # raises: says what ``model`` is instead
+    return read_metadata(model, formats[kind])
+
+
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="TFLite model metadata for mobile apps.")
+    from albert_tf import user_inputs
+    parser = user_inputs.ArgumentParser(description="TFLite model metadata for mobile apps.")
     parser.add_argument("--model", required=True, help=".tflite path (or export dir with --show)")
     parser.add_argument("--model_dir", help="the albert-tf model directory it was exported from")
     parser.add_argument("--vocab_file", help="default: the model directory's vocab.model "
@@ -35,14 +46,28 @@ def main(argv: Iterable[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     cli.quiet_logs([] if not args.verbose else ["--verbose"])
     if args.show:
-        print(json.dumps(read_metadata(args.model), indent=2))
+        try:
+            print(json.dumps(_show(args.model), indent=2))
+        except ValueError as e:      # not an export, a metadata.json of another version
+            parser.error(str(e))
         return 0
     if not args.model_dir:
         parser.error("--model_dir is required to write metadata")
+    try:
+        if os.path.isdir(args.model):
+            raise user_inputs.InputError(f"--model={args.model} is a directory; pass the .tflite "
+                                         "file to describe (--show reads an export directory).")
+        if not os.path.isfile(args.model):
+            raise user_inputs.InputError(f"--model={args.model}: no such file; pass the .tflite "
+                                         "file to describe.")
+        user_inputs.model_dir(args.model_dir, "--model_dir", finetuned=True, weights=False,
+                              purpose="to describe")
+        if args.vocab_file:
+            user_inputs.input_file(args.vocab_file, "--vocab_file", "vocabulary")
+    except user_inputs.InputError as e:
+        parser.error(str(e))
     with open(os.path.join(args.model_dir, "task.json"), encoding="utf-8") as f:
         task_info = json.load(f)
-    if args.vocab_file and not os.path.isfile(args.vocab_file):
-        parser.error(f"no vocabulary at {args.vocab_file}")
     try:
         vocab = args.vocab_file or find_vocabulary(args.model_dir)[1]
     except VocabularyError as e:

@@ -19,7 +19,6 @@ tensorflow-text's custom ops. Id models need neither TensorFlow nor tensorflow-t
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -43,12 +42,20 @@ def model_file(model: str) -> str:
     return model
 
 
+# LiteRT prints "INFO: Created TensorFlow Lite XNNPACK delegate for CPU." to stderr the first
+# time a process applies the delegate (at an interpreter's first allocation); its logger
+# reads no setting, so the first XNNPACK interpreter is made and allocated in
+# `albert_tf.cli.quiet_native` (the line shows with --verbose).
+_xnnpack_started = False
+
+
 def make_interpreter(path: str, num_threads: int = 2, xnnpack: bool = True,
                      custom_ops: Sequence[str] = ()):
     """A LiteRT interpreter for ``path``; tf-text custom ops registered when needed.
 
     ``xnnpack=False`` runs the builtin kernels only (for comparisons).
     """
+    global _xnnpack_started
     from ai_edge_litert import interpreter as lit
 
     kwargs: dict[str, Any] = {"model_path": path, "num_threads": num_threads}
@@ -58,8 +65,15 @@ def make_interpreter(path: str, num_threads: int = 2, xnnpack: bool = True,
     if custom_ops:
         from tensorflow_text.core.pybinds import tflite_registrar
         registerers = [getattr(tflite_registrar, name) for name in custom_ops]
-        return lit.InterpreterWithCustomOps(custom_op_registerers=registerers, **kwargs)
-    return lit.Interpreter(**kwargs)
+        kwargs["custom_op_registerers"] = registerers
+    make = lit.InterpreterWithCustomOps if custom_ops else lit.Interpreter
+    if not xnnpack or _xnnpack_started:
+        return make(**kwargs)
+    with cli.quiet_native():
+        interpreter = make(**kwargs)
+        interpreter.allocate_tensors()     # applies the delegate: the line is printed here
+    _xnnpack_started = True
+    return interpreter
 
 
 class TFLiteRunner:
@@ -247,29 +261,80 @@ class TFLiteRunner:
                              signature="tokenize")
 
 
+def open_runner(model: str, num_threads: int = 2, xnnpack: bool = True, flag: str = "--model"):
+    """The runner of the export at ``model``, raw text in and the same answers out:
+    `TFLiteRunner` for a TFLite export, `albert_tf.export.onnx_runner.OnnxClassifier` /
+    `albert_tf.export.openvino_runner.OpenVinoClassifier` for an ONNX / OpenVINO export.
+    Anything else (a SavedModel, a model directory, a missing path, an export whose runtime
+    is not installed) is an `albert_tf.user_inputs.InputError` naming what to do."""
+    from albert_tf import user_inputs
+    kind = user_inputs.edge_export(model, flag)
+    if kind == "tflite":
+        return TFLiteRunner(model, num_threads, xnnpack)
+    # Through the package's public (lazy) names: the classifiers subclass TFLiteRunner, so
+    # this module does not import their modules.
+    import albert_tf.export as exports
+    try:
+        classifier = exports.OnnxClassifier if kind == "onnx" else exports.OpenVinoClassifier
+        return classifier(model, threads=num_threads)
+    except ImportError as e:          # installed but broken, or shadowed
+        raise user_inputs.missing_runtime(model, kind, flag, e) from None
+
+
 def _read_inputs(path: str) -> tuple[list[str], list[str] | None]:
+    """The texts of an ``--input_file``; an `albert_tf.user_inputs.InputError` names the
+    line of an empty text or a short row (never a silently skipped or shifted one)."""
     import csv
+
+    from albert_tf.user_inputs import InputError, input_file
+    input_file(path, "--input_file", "texts (a TSV with a sentence header, or one text per "
+               "line)")
     with open(path, encoding="utf-8") as f:
         rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    while rows and not "".join(rows[-1]).strip():    # blank lines at the end
+        rows.pop()
     header = [h.lower() for h in rows[0]] if rows else []
+    columns, pair, start = [0], None, 0
     choices = [i for i, h in enumerate(header) if h.startswith("choice_")]
     if "context" in header and choices:     # multiple choice (albert_tf.data.task_data format)
-        ia = header.index("context")
-        return [r[ia] for r in rows[1:]], [[r[i] for i in choices] for r in rows[1:]]
-    for a, b in (("sentence", None), ("sentence1", "sentence2"), ("question", "context"),
-                 ("text_a", "text_b"), ("text", None), ("tokens", None)):
-        if a in header:
-            ia = header.index(a)
-            ib = header.index(b) if b and b in header else None
-            body = rows[1:]
-            return ([r[ia] for r in body],
-                    [r[ib] for r in body] if ib is not None else None)
-    return [r[0] for r in rows], None
+        columns, pair, start = [header.index("context")] + choices, "choices", 1
+    else:
+        for a, b in (("sentence", None), ("sentence1", "sentence2"), ("question", "context"),
+                     ("text_a", "text_b"), ("text", None), ("tokens", None)):
+            if a in header:
+                columns, start = [header.index(a)], 1
+                if b and b in header:
+                    columns, pair = columns + [header.index(b)], "pair"
+                break
+    if len(rows) <= start:
+        raise InputError(f"--input_file={path} has a header ({', '.join(rows[0])}) but no "
+                         "texts under it.")
+    for line, row in enumerate(rows[start:], start + 1):
+        if not "".join(row).strip():
+            raise InputError(f"--input_file={path}: line {line} is empty; remove it or give "
+                             "it a text.")
+        if len(row) <= max(columns):
+            raise InputError(f"--input_file={path}: line {line} has {len(row)} column(s); the "
+                             f"header has {len(header) or 1}.")
+        blank = [i for i in columns if not row[i].strip()]
+        if blank:
+            raise InputError(f"--input_file={path}: line {line} has an empty text"
+                             + (f" ({rows[0][blank[0]]})" if start else "")
+                             + "; remove the line or give it a text.")
+    body = rows[start:]
+    texts_a = [r[columns[0]] for r in body]
+    if pair == "choices":
+        return texts_a, [[r[i] for i in columns[1:]] for r in body]
+    return texts_a, [r[columns[1]] for r in body] if pair else None
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Run an exported ALBERT TFLite model on text.")
-    parser.add_argument("--model", required=True, help="export directory or .tflite path")
+    from albert_tf import user_inputs
+    parser = user_inputs.ArgumentParser(description="Run an exported ALBERT model on text: a "
+                                        "TFLite export (LiteRT), or an ONNX or OpenVINO one "
+                                        "(their runtimes).")
+    parser.add_argument("--model", required=True, help="export directory (TFLite, ONNX, "
+                        "OpenVINO) or its model file (.tflite)")
     parser.add_argument("--text", action="append", help="input text (repeatable)")
     parser.add_argument("--text_b", action="append", help="second text for pair tasks")
     parser.add_argument("--choice", action="append", help="multiple choice: a candidate "
@@ -282,19 +347,26 @@ def main(argv: Iterable[str] | None = None) -> int:
     cli.add_verbose_argument(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
     cli.quiet_logs([] if not args.verbose else ["--verbose"])
-    if args.input_file:
-        texts_a, texts_b = _read_inputs(args.input_file)
-    elif args.text:
-        texts_a, texts_b = args.text, args.text_b
-        if args.choice:
-            texts_b = [list(args.choice)] * len(texts_a)
-    else:
-        parser.error("pass --text or --input_file")
     try:
-        runner = TFLiteRunner(args.model, args.threads, not args.no_xnnpack)
+        user_inputs.at_least(args.threads, "--threads")
+        if args.input_file and args.text is not None:
+            parser.error("pass --text or --input_file, not both")
+        if args.input_file:
+            texts_a, texts_b = _read_inputs(args.input_file)
+        elif args.text is not None:
+            for flag, values in (("--text", args.text), ("--text_b", args.text_b or ()),
+                                 ("--choice", args.choice or ())):
+                for value in values:
+                    user_inputs.text(value, flag)
+            texts_a, texts_b = args.text, args.text_b
+            if args.choice:
+                texts_b = [list(args.choice)] * len(texts_a)
+        else:
+            parser.error("pass --text or --input_file")
+        runner = open_runner(args.model, args.threads, not args.no_xnnpack)
         results = runner.predict(texts_a, texts_b)
     except (ValueError, OSError) as e:   # no export there, wrong texts for the head, ...
-        parser.exit(2, f"{parser.prog}: error: {e}\n")
+        parser.exit(2, f"{parser.prog}: error: {user_inputs.one_line(e)}\n")
     out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     try:
         for text, result in zip(texts_a, results):

@@ -52,10 +52,10 @@ class TFLiteRunner(Runner):
         self.threads = threads
 
     def prepare(self, inputs: Inputs) -> Callable[[], object]:
-        from ai_edge_litert.interpreter import Interpreter
+        from albert_tflite.runner import make_interpreter   # LiteRT, its start-up line quiet
         batch, seq = inputs["input_word_ids"].shape
         path = self.artifact.format(batch=batch, seq=seq)
-        interpreter = Interpreter(model_path=path, num_threads=self.threads)
+        interpreter = make_interpreter(path, self.threads)
         interpreter.allocate_tensors()
         details = {d["name"]: d for d in interpreter.get_input_details()}
         for name, value in inputs.items():

@@ -63,20 +63,37 @@ NNCF_CALIBRATION_SENTENCES = 128
 # Where a missing package comes from: its pip name and the albert-tf extra that has it.
 _PIP_NAMES = {"ai_edge_litert": "ai-edge-litert", "tensorflow_text": "tensorflow-text",
               "openvino_tokenizers": "openvino-tokenizers"}
+# Our exports need the extra of their runtime; every peer (`HF_RUNTIMES`: built from the
+# Hugging Face PyTorch model) needs the `peers` extra, which holds all of them.
 _EXTRAS = {"openvino": "openvino", "nncf": "openvino", "openvino_tokenizers": "openvino",
-           "torch": "test", "transformers": "test", "onnx": "test", "onnxruntime": "test",
-           "onnxscript": "test", "sympy": "test"}
+           "onnx": "onnx", "onnxruntime": "onnx",
+           "torch": "peers", "transformers": "peers", "onnxscript": "peers", "sympy": "peers"}
+PEERS_EXTRA = "peers"
 
 
 NOT_INSTALLED = "the Python package '{}' is not installed"
 
 
-def pip_fix(package: str) -> str:
-    """``pip install 'albert-tf[openvino]' or pip install nncf``: what installs ``package``."""
+def pip_fix(package: str, runtime: str | None = None) -> str:
+    """``pip install 'albert-tf[openvino]' or pip install nncf``: what installs ``package``
+    (for a peer ``runtime``, the ``peers`` extra: it holds every peer's packages)."""
     pip_name = _PIP_NAMES.get(package, package.replace("_", "-"))
-    extra = _EXTRAS.get(package)
+    extra = PEERS_EXTRA if runtime in HF_RUNTIMES else _EXTRAS.get(package)
     return (f"pip install 'albert-tf[{extra}]' or pip install {pip_name}" if extra
             else f"pip install {pip_name}")
+
+
+def peers_note(runtimes, rows: list[Measurement], skipped: dict[str, str]) -> str:
+    """One line when peers were asked for and none ran (their packages missing, say): the
+    report then has no "ours vs the fastest peer" table, and the line says why and what
+    installs them; empty otherwise."""
+    asked = [r for r in runtimes if r in HF_RUNTIMES]
+    if not asked or any(m.runtime in HF_RUNTIMES for m in rows):
+        return ""
+    why = "; ".join(f"{r}: {skipped[r]}" for r in asked if r in skipped) or "none timed"
+    return (f"no peer ran ({why}), so nothing compares our artifacts with PyTorch, ONNX "
+            f"Runtime or OpenVINO on the Hugging Face graph: pip install "
+            f"'albert-tf[{PEERS_EXTRA}]' adds every peer")
 
 
 def require(*packages: str) -> None:
@@ -437,7 +454,7 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
                     raise
                 skipped[runtime] = NOT_INSTALLED.format(package)
                 missing.add(runtime)
-                echo(f"  {runtime}: skipped: {skipped[runtime]} ({pip_fix(package)})")
+                echo(f"  {runtime}: skipped: {skipped[runtime]} ({pip_fix(package, runtime)})")
                 continue
             timings.setdefault(runtime, []).append(timed)
     rows = []

@@ -15,7 +15,8 @@ model directories, accuracy), per TFLite quantization and batch size; --shapes= 
 skips the per-shape latency runs.
 
 A runtime whose Python package is not installed is skipped with one line naming the
-package and the pip command; the report lists it under "skipped".
+package and the pip command (the peers: ``pip install 'albert-tf[peers]'``); the report
+lists it under "skipped", and says so when no peer ran at all.
 """
 
 from __future__ import annotations
@@ -62,9 +63,10 @@ def define_flags() -> None:
     flags.DEFINE_boolean("profile", False, "Also profile every timed runtime by kernel "
                          "under Linux perf, per shape (albert_tf/benchmark/profile.py): "
                          "where the time goes, which XNNPACK kernels ran.")
-    flags.DEFINE_boolean("quick", False, "A ~5-minute run: albert_base and bert_base, batch 1 x "
-                         "seq 128, TFLite dynamic/int8, our ONNX export's int8 (ort_int8), "
-                         "ONNX Runtime's optimized int8 peer and PyTorch dynamic int8.")
+    flags.DEFINE_boolean("quick", False, "A ~7-minute run on 2 cores: albert_base and "
+                         "bert_base, batch 1 x seq 128, TFLite dynamic/int8, our ONNX export's "
+                         "int8 (ort_int8), ONNX Runtime's optimized int8 peer and PyTorch "
+                         "dynamic int8.")
     flags.DEFINE_boolean("sst2_end_to_end", False, "Also time SST-2 dev end to end (raw text "
                          "in, labels out, all dev sentences bucketed by length) on TFLite and, "
                          "for the ir_* runtimes in --runtimes, on our OpenVINO export (same "
@@ -81,12 +83,50 @@ def define_flags() -> None:
                       "(default: those of the tflite_* runtimes in --runtimes).")
 
 
+def check_inputs(models: list[str], shapes: list[str]) -> None:
+    """Unknown configs, configs the benchmark's vocabulary does not fit, model directories
+    that are none, bad shapes and counts: one-line usage errors before anything is built."""
+    from albert_tf import resources, user_inputs
+    from albert_tf.config import ConfigError, load_config
+    try:
+        user_inputs.at_least(FLAGS.threads, "--threads")
+        user_inputs.at_least(FLAGS.min_seconds, "--min_seconds", 0)
+        for shape in shapes:
+            try:
+                batch, seq = (int(v) for v in shape.lower().split("x"))
+            except ValueError:
+                raise user_inputs.InputError(f"--shapes: {shape!r} is not BATCHxSEQ (e.g. "
+                                             "1x128).") from None
+            if batch < 1 or seq < 3:
+                raise user_inputs.InputError(f"--shapes: {shape!r}: the batch must be >= 1 and "
+                                             "the sequence length >= 3 (e.g. 1x128).")
+        pieces = None
+        for name in models:
+            try:
+                config = load_config(name)
+            except (FileNotFoundError, ConfigError) as e:
+                raise user_inputs.InputError(f"--models: {e}") from None
+            if pieces is None:
+                from albert_tf.text.vocabulary import load_tokenizer
+                pieces = load_tokenizer(resources.resolve(resources.DEFAULT_VOCAB)).vocab_size
+            if config.vocab_size < pieces:
+                raise user_inputs.InputError(
+                    f"--models={name}: its vocab_size {config.vocab_size} is below the {pieces} "
+                    f"pieces of the vocabulary the benchmark tokenizes with "
+                    f"({resources.DEFAULT_VOCAB}); time such a model from a model directory "
+                    "(--model_dirs) instead.")
+        for model_dir in FLAGS.model_dirs:
+            user_inputs.model_dir(model_dir, "--model_dirs", purpose="to time")
+    except user_inputs.InputError as e:
+        raise app.UsageError(str(e)) from None
+
+
 def main(argv: list[str]) -> None:
     del argv
     from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.benchmark.tables import write_report
     from albert_tf.benchmark.suite import (BF16_RUNTIMES, RUNTIMES, benchmark_model,
-                                           random_model_dir)
+                                           peers_note, random_model_dir)
 
     models, shapes, runtimes = FLAGS.models, FLAGS.shapes, FLAGS.runtimes or list(RUNTIMES)
     min_seconds = FLAGS.min_seconds
@@ -98,6 +138,7 @@ def main(argv: list[str]) -> None:
     unknown = sorted(set(runtimes) - set(RUNTIMES))
     if unknown:
         raise app.UsageError(f"--runtimes: unknown {unknown}; use {list(RUNTIMES)}.")
+    check_inputs(models, shapes)
     from albert_tf import resources
     data_dir = resources.data_dir_or_none(FLAGS.data_dir)
     calibrated = [r for r in ("tflite_int8", "openvino_int8", "ir_int8") if r in runtimes]
@@ -197,6 +238,10 @@ def main(argv: list[str]) -> None:
                         "peak like the fp32 runtimes")
     if skipped:
         meta["skipped"] = skipped
+    note = peers_note(runtimes, rows, skipped)
+    if note:
+        print(note, flush=True)
+        meta["peers"] = note
     if e2e_rows:
         meta["sst2_end_to_end"] = ("official configs: their random encoder + a random 2-class "
                                    "head (accuracy n/a); --model_dirs: their trained weights")

@@ -4,6 +4,8 @@
         --config_file=compress_sst2_pruning
     albert-tf-compress --init_model=/tmp/sst2/best --model_dir=/tmp/sst2_qat \\
         --stages=pruning,qat --params_override=pruning.final_sparsity=0.8
+    albert-tf-compress --init_model=/tmp/sst2/best --model_dir=/tmp/sst2_quick \\
+        --config_file=compress_sst2_pruning --num_train_steps=100   # every stage 100 steps
 
 Configuration as the training binaries: the `CompressionConfig` defaults, each
 ``--config_file`` (a path or a name in ``official_configs/experiments/``), each
@@ -34,6 +36,9 @@ def define_flags() -> None:
     flags.DEFINE_list("stages", None, "Stages in order: structured, distillation, pruning, qat.")
     flags.DEFINE_string("data_dir", None, "Task data root (default $ALBERT_TF_DATA_DIR).")
     flags.DEFINE_integer("train_batch_size", None, "Training batch size.")
+    flags.DEFINE_integer("num_train_steps", None, "Optimizer steps of every stage; the pruning "
+                         "schedule (begin_step, end_step, frequency) is scaled to fit and stays "
+                         "valid (e.g. 100 for a quick try).")
     flags.DEFINE_float("learning_rate", None, "Default peak learning rate of every stage.")
     flags.DEFINE_integer("seed", None, "Random seed.")
     flags.DEFINE_boolean("tflite", None, "Export TFLite files at the end.")
@@ -47,20 +52,24 @@ FLAG_KEYS = {"init_model": "init_model", "model_dir": "model_dir", "stages": "st
 
 
 def config_from_flags():
-    from albert_tf.compression.compression_config import build_compression_config, validate
+    from albert_tf.compression.compression_config import (build_compression_config,
+                                                         set_train_steps, validate)
     from albert_tf.training.experiment_config import override_params
     config = build_compression_config(FLAGS.config_file, FLAGS.params_override)
     overrides = {key: getattr(FLAGS, flag) for flag, key in FLAG_KEYS.items()
                  if getattr(FLAGS, flag) is not None}
     override_params(config, overrides)
+    if FLAGS.num_train_steps is not None:
+        set_train_steps(config, FLAGS.num_train_steps)
     validate(config)
     return config
 
 
 def main(argv) -> None:
     del argv
-    from albert_tf import resources
+    from albert_tf import resources, user_inputs
     from albert_tf.compression.compression_config import CompressionConfigError
+    from albert_tf.outputs import OutputError
     from albert_tf.training.experiment_config import ConfigKeyError, ConfigValueError
     try:
         config = config_from_flags()
@@ -68,11 +77,14 @@ def main(argv) -> None:
             import yaml
             print(yaml.safe_dump(config.as_dict(), sort_keys=False))
             return
+        if config.init_model:         # a run directory, an export, a pretrained model: one line
+            user_inputs.model_dir(config.init_model, "--init_model", finetuned=True,
+                                  purpose="to compress")
         config.data.data_dir = os.path.abspath(resources.data_dir(config.data.data_dir or None))
         from albert_tf.compression.compressor import run
         run(config)
     except (CompressionConfigError, ConfigKeyError, ConfigValueError, FileNotFoundError,
-            resources.DataDirError) as e:
+            resources.DataDirError, OutputError, user_inputs.InputError) as e:
         print(f"albert-tf-compress: error: {e}", file=sys.stderr)
         sys.exit(2)
 

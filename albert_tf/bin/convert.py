@@ -47,7 +47,8 @@ def define_flags() -> None:
                         "bert_config.json), when it is not beside the checkpoint.")
     flags.DEFINE_bool("allow_unmapped", False, "Skip source tensors that are in no row of the "
                       "name map instead of failing.")
-    flags.DEFINE_bool("overwrite", False, "Replace a non-empty --output_dir.")
+    flags.DEFINE_bool("overwrite", False, "Replace an earlier albert-tf output at --output_dir "
+                      "(never a directory albert-tf did not write).")
     flags.DEFINE_bool("do_lower_case", None, "--to=keras_hub only: whether the tokenizer "
                       "lower-cases (default: task.json's, else a vocab.txt's casing, else true).")
 
@@ -57,9 +58,19 @@ def run_conversion(source_format: str | None, target: str, input_path: str | Non
                    allow_unmapped: bool = False, overwrite: bool = False,
                    do_lower_case: bool | None = None) -> int:
     """Runs one conversion, prints the report; returns the exit status."""
+    from albert_tf import user_inputs
+    if input_path and output_dir and target in ("hf", "keras_hub") \
+            and source_format in (None, "albert_tf"):     # (else: the flags' own error)
+        try:      # a run directory, an export, a missing path: one line, before TensorFlow
+            user_inputs.model_dir(input_path, "--input", purpose="to convert", weights=False)
+        except user_inputs.InputError as e:
+            print(f"albert-tf-convert: error: {e} (nothing was written to {output_dir})",
+                  file=sys.stderr)
+            return 1
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
     from albert_tf.interop import ConversionError, convert, export_hf, export_keras_hub
+    from albert_tf.outputs import OutputError
     if not input_path or not output_dir:
         print("albert-tf-convert: error: --input and --output_dir are required.", file=sys.stderr)
         return 2
@@ -78,12 +89,12 @@ def run_conversion(source_format: str | None, target: str, input_path: str | Non
                 raise ConversionError("--from is required: google, hf or keras_hub.")
             report = convert(source_format, input_path, output_dir, config_path=config_path,
                              allow_unmapped=allow_unmapped, overwrite=overwrite)
-    except (CheckpointError, ConfigError, FileNotFoundError) as e:
+    except (CheckpointError, ConfigError, FileNotFoundError, OutputError) as e:
         partial = getattr(e, "report", None)
         if partial is not None:
             print(partial)
-        print(f"albert-tf-convert: error: {e}\n(nothing was written to {output_dir})",
-              file=sys.stderr)
+        print(f"albert-tf-convert: error: {' '.join(str(e).split())} (nothing was written "
+              f"to {output_dir})", file=sys.stderr)
         return 1
     print(report)
     print(f"wrote {output_dir}")

@@ -63,11 +63,40 @@ def define_flags() -> None:
 _REQUIRED = ["input_file", "output_file", "vocab_file"]
 
 
+def _has_text(path: str) -> bool:
+    """Whether ``path`` holds anything but whitespace (reads up to the first such byte)."""
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            if chunk.strip():
+                return True
+    return False
+
+
+def check_inputs() -> None:
+    """Zero or negative counts and input files without text (the run would write empty
+    shards and exit 0) as one-line usage errors, before anything is written."""
+    from albert_tf import user_inputs
+    from albert_tf.data.documents import resolve_inputs
+    from albert_tf.text.spm_training import VocabularyError
+    try:
+        for flag in ("num_workers", "num_shards", "shuffle_buffer"):
+            user_inputs.at_least(FLAGS[flag].value, f"--{flag}")
+        files = resolve_inputs(FLAGS.input_file)
+        if not any(_has_text(path) for path in files):
+            raise user_inputs.InputError(
+                f"--input_file: no text in {', '.join(files[:3])}"
+                f"{' ...' if len(files) > 3 else ''} (empty or only whitespace); pass the "
+                "corpus: documents of sentences, one per line, separated by blank lines.")
+    except (user_inputs.InputError, VocabularyError, OSError) as e:
+        raise app.UsageError(str(e)) from None
+
+
 def main(argv: list[str]) -> None:
     del argv
     missing = [f"--{name}" for name in _REQUIRED if FLAGS[name].value is None]
     if missing:
         raise app.UsageError(f"required: {', '.join(missing)}")
+    check_inputs()
     from albert_tf.data.pretraining_data import (CreationError, PretrainingConfig,
                                                  create_pretraining_data)
     from albert_tf.text.spm_training import VocabularyError

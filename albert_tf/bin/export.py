@@ -25,7 +25,9 @@ albert_tf/export/sdk_metadata.py and tflite/README.md): --sdk_metadata=off skips
 
 The model directory needs config.json, weights, task.json (finetuned models) and its
 vocabulary, vocab.model (SentencePiece) or vocab.txt (WordPiece), or --vocab_file.
-Everything is written to a temporary directory and moved into place at the end. See
+Everything is written to a staged sibling directory and moved into place at the end
+(albert_tf/outputs.py): --output may not be '.', '~', a parent of the current directory or
+one of the inputs, and --overwrite replaces only an earlier albert-tf output. See
 README.md "Export and deployment" and tflite/README.md.
 """
 
@@ -53,7 +55,8 @@ def define_flags() -> None:
                         "<output>/<name>/<version>/); tflite, openvino: the export directory.")
     flags.DEFINE_string("vocab_file", None, "SentencePiece model or WordPiece vocab.txt "
                         "(default: the model directory's vocab.model or vocab.txt).")
-    flags.DEFINE_boolean("overwrite", False, "Replace an existing export.")
+    flags.DEFINE_boolean("overwrite", False, "Replace an earlier albert-tf export at --output "
+                         "(never a directory albert-tf did not write).")
 
     # SavedModel
     flags.DEFINE_string("name", None, "saved_model: model name (default: the task name).")
@@ -97,22 +100,45 @@ def _print_signatures(meta: dict, label: str = "") -> None:
         print(f"  {label}{key}: {ins} -> {outs}")
 
 
+def check_inputs() -> None:
+    """The inputs' problems as one-line usage errors, before TensorFlow is imported: a run
+    directory, an export or a missing path as --model_dir, missing files, malformed numbers."""
+    from albert_tf import user_inputs
+    try:
+        if FLAGS.model_dir:
+            user_inputs.model_dir(FLAGS.model_dir, "--model_dir", purpose="to export")
+        for flag, what in (("vocab_file", "vocabulary (vocab.model or vocab.txt)"),
+                           ("calibration_file", "task text (TSV)")):
+            if FLAGS[flag].value is not None:
+                user_inputs.input_file(FLAGS[flag].value, f"--{flag}", what)
+        if FLAGS.qat_model_dir is not None and not os.path.isdir(FLAGS.qat_model_dir):
+            raise user_inputs.InputError(f"--qat_model_dir={FLAGS.qat_model_dir}: no such "
+                                         "directory; pass the QAT model albert-tf-compress wrote.")
+        user_inputs.int_list(FLAGS.seq_lengths, "--seq_lengths", minimum=3)
+        user_inputs.at_least(FLAGS.batch_size, "--batch_size")
+        user_inputs.at_least(FLAGS.num_calibration, "--num_calibration")
+    except user_inputs.InputError as e:
+        from absl import app
+        raise app.UsageError(str(e)) from None
+
+
 def main(argv) -> None:
     del argv
-    from albert_tf.export.common import ExportError
-
     if not FLAGS.model_dir or not FLAGS.output:
-        print("albert-tf-export: --model_dir and --output are required.", file=sys.stderr)
+        print("albert-tf-export: error: --model_dir and --output are required.", file=sys.stderr)
         sys.exit(2)
     if FLAGS.head and FLAGS.format == "saved_model":
-        print("albert-tf-export: --head is a TFLite / OpenVINO export option; the SavedModel's "
-              "`encode` signature serves the encoder outputs.", file=sys.stderr)
+        print("albert-tf-export: error: --head is a TFLite / OpenVINO export option; the "
+              "SavedModel's `encode` signature serves the encoder outputs.", file=sys.stderr)
         sys.exit(2)
-    if FLAGS.format in SERVER_FORMATS:
+    if FLAGS.format in SERVER_FORMATS:     # flags the format does not take, before their values
         problem = _server_format_problem(FLAGS.format)
         if problem:
-            print(f"albert-tf-export: {problem}", file=sys.stderr)
+            print(f"albert-tf-export: error: {problem}", file=sys.stderr)
             sys.exit(2)
+    check_inputs()
+    from albert_tf.export.common import ExportError
+    from albert_tf.outputs import OutputError
     try:
         if FLAGS.format == "openvino":
             return _export_openvino()
@@ -144,8 +170,8 @@ def main(argv) -> None:
             num_calibration=FLAGS.num_calibration, qat_model_dir=FLAGS.qat_model_dir,
             strict_int8=FLAGS.strict_int8, int8_float_ops=float_ops, head=FLAGS.head,
             sdk_metadata=FLAGS.sdk_metadata)
-    except ExportError as e:
-        print(f"albert-tf-export: {e}", file=sys.stderr)
+    except (ExportError, OutputError) as e:
+        print(f"albert-tf-export: error: {e}", file=sys.stderr)
         sys.exit(1)
     with open(os.path.join(path, "metadata.json"), encoding="utf-8") as f:
         meta = json.load(f)
@@ -154,8 +180,11 @@ def main(argv) -> None:
           f"{meta['quantization']})")
     _print_signatures(meta, "signature ")
     if meta.get("sdk"):
-        print(f"  mobile SDK metadata embedded: runs in {', '.join(meta['sdk']['runners'])}; "
-              f"their ids are ours on {meta['sdk']['same_ids_as_albert_tf']}")
+        runners = ", ".join(meta["sdk"]["runners"]) or "no SDK"
+        print(f"  mobile SDK metadata embedded: runs in {runners}; their ids are ours on "
+              f"{meta['sdk']['same_ids_as_albert_tf']}")
+        for runner, why in meta["sdk"].get("not_runners", {}).items():
+            print(f"  not in {runner}: {why}")
     elif FLAGS.sdk_metadata == "auto" and meta.get("sdk_reason"):
         print(f"  no mobile SDK metadata: {meta['sdk_reason']}")
     if meta["custom_ops"]:

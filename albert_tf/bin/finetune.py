@@ -153,11 +153,13 @@ def main(argv) -> None:
     from albert_tf.training.trainer import main_guard, run_experiment
 
     def body():
-        from albert_tf import resources
+        from albert_tf import resources, user_inputs
         from albert_tf.training.tasks import (SQUAD_TASKS, check_task_name, custom_task_type,
                                               needs_data_dir)
         config = training_flags.experiment_from_flags(unset_init_defaults(defaults()),
                                                       EXTRA_KEYS)
+        # A run directory, an export or a missing path: one line before its files are read.
+        user_inputs.init_checkpoint(resources.resolve(config.model.init_checkpoint))
         init_directory_defaults(config)
         if config.task.name.lower() in SQUAD_TASKS:
             config.task.type = "squad"

@@ -2,6 +2,9 @@
 
     albert-tf-info                       # every config in official_configs/models
     albert-tf-info --models=albert_base,bert_base --sharing=none
+
+The counts (encoder + pooler) are computed from the configs
+(`albert_tf.parameter_count`), not by building the models: no TensorFlow is imported.
 """
 
 from __future__ import annotations
@@ -27,19 +30,20 @@ def official_names() -> list[str]:
 
 
 def describe(names: list[str], sharing: str | None) -> list[str]:
-    import albert_tf
-    rows = ["| model | V | E | H | L | G x K | heads | I | sharing | parameters |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    from albert_tf.config import load_config
+    from albert_tf.parameter_count import encoder_parameter_count, float32_mib
+    rows = ["| model | V | E | H | L | G x K | heads | I | sharing | parameters | float32 MiB |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in names:
-        config = albert_tf.load_config(name)
+        config = load_config(name)
         if sharing:
             config = config.replace(sharing=sharing)
-        params = albert_tf.build_encoder(config).count_params()
+        params = encoder_parameter_count(config)
         rows.append(f"| {name} | {config.vocab_size} | {config.embedding_size} | "
                     f"{config.hidden_size} | {config.num_hidden_layers} | "
                     f"{config.num_hidden_groups} x {config.inner_group_num} | "
                     f"{config.num_attention_heads} | {config.intermediate_size} | "
-                    f"{config.sharing} | {params:,} |")
+                    f"{config.sharing} | {params:,} | {float32_mib(params):,.1f} |")
     return rows
 
 

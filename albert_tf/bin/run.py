@@ -34,6 +34,7 @@ def main(argv: list[str]) -> None:
 
     from albert_tf.pipeline.pipeline_config import load_pipeline_config
     from albert_tf.pipeline.driver import run_pipeline
+    from albert_tf.outputs import OutputError
     from albert_tf.resources import DataDirError
     from albert_tf.training.experiment_config import ConfigKeyError, ConfigValueError
     overrides = list(FLAGS.params_override)
@@ -44,7 +45,8 @@ def main(argv: list[str]) -> None:
     try:
         config = load_pipeline_config(FLAGS.experiment, overrides)
         run_pipeline(config)   # resolves data_dir ($ALBERT_TF_DATA_DIR) first
-    except (DataDirError, ConfigKeyError, ConfigValueError, FileNotFoundError) as e:
+    except (DataDirError, ConfigKeyError, ConfigValueError, FileNotFoundError,
+            OutputError) as e:
         sys.exit(f"albert-tf-run: error: {e}")
 
 

@@ -35,7 +35,9 @@ def define_flags(default_type: str | None = None) -> None:
                       "vocab.txt) or sentencepiece (ALBERT, vocab.model).")
     flags.DEFINE_list("input", None, "Text files or globs (comma-separated; ** is recursive).")
     flags.DEFINE_string("output", None, "Output directory: writes vocab.txt (wordpiece) or "
-                        "vocab.model + vocab.vocab (sentencepiece).")
+                        "vocab.model + vocab.vocab (sentencepiece); a new directory.")
+    flags.DEFINE_bool("overwrite", False, "Replace an earlier albert-tf vocabulary at --output "
+                      "(never a directory albert-tf did not write).")
     flags.DEFINE_integer("vocab_size", 30000, "Vocabulary size.")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (wordpiece: and strip "
                       "accents) before training.")
@@ -83,6 +85,21 @@ TRAINERS: dict[str, Callable[[str | None], dict]] = {
     "wordpiece": _train_wordpiece, "sentencepiece": _train_sentencepiece}
 
 
+def _train(kind: str, output: str | None) -> dict:
+    """Trains into a staged ``output`` directory (`albert_tf.outputs`), or to
+    ``--model_prefix`` files; the summary names the final paths."""
+    from albert_tf import outputs
+    if output is None or _flag("model_prefix"):
+        return TRAINERS[kind](output)
+    inputs = [("--input", path) for path in FLAGS.input]
+    with outputs.staged_output(output, kind=f"{kind} vocabulary", inputs=inputs,
+                               overwrite=FLAGS.overwrite) as stage:
+        summary = TRAINERS[kind](stage)
+    final = os.path.abspath(os.path.expanduser(output))
+    return {key: value.replace(stage, final) if isinstance(value, str) else value
+            for key, value in summary.items()}
+
+
 def main(argv: list[str]) -> None:
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments {argv[1:]}")
@@ -91,11 +108,15 @@ def main(argv: list[str]) -> None:
         missing.append("--output")
     if missing:
         raise app.UsageError(f"required: {', '.join(missing)}")
+    for flag in ("vocab_size", "input_sentence_size", "num_threads", "limit_alphabet"):
+        if FLAGS[flag].value is not None and FLAGS[flag].value < 1:
+            raise app.UsageError(f"--{flag}={FLAGS[flag].value}: must be >= 1.")
+    from albert_tf.outputs import OutputError
     from albert_tf.text.spm_training import VocabularyError
     start = time.time()
     try:
-        summary = TRAINERS[FLAGS.type](FLAGS.output)
-    except VocabularyError as e:
+        summary = _train(FLAGS.type, FLAGS.output)
+    except (VocabularyError, OutputError) as e:
         raise app.UsageError(str(e))
     summary["seconds"] = round(time.time() - start, 1)
     print(json.dumps(summary, indent=1))

@@ -297,6 +297,36 @@ def validate_pruning(cfg: PruningConfig, key: str = "pruning") -> None:
                                      f"{list(PRUNE_GROUPS[:3])}.")
 
 
+def set_train_steps(config: CompressionConfig, steps: int) -> None:
+    """``albert-tf-compress --num_train_steps=N``: every stage trains ``N`` optimizer steps,
+    and the pruning schedule is scaled to the new length so that it stays valid.
+
+    The schedule's steps (``begin_step``, ``end_step``, ``frequency``) are scaled by
+    ``N / pruning.train_steps`` (``end_step`` when ``train_steps`` is 0): pruning starts and
+    stops at the same fractions of training, masks are updated about as often per step,
+    ``end_step - begin_step`` stays a whole number of ``frequency`` (so ``final_sparsity``
+    is reached) and ``end_step`` is at most ``N``. ``compress_sst2_pruning`` (begin 0, end
+    1500, every 50 of 2000 steps) at ``N=100``: end 74, every 2 steps.
+    """
+    if steps < 1:
+        raise CompressionConfigError(f"--num_train_steps: must be >= 1, got {steps} (every "
+                                     "stage trains that many optimizer steps).")
+    p = config.pruning
+    old = p.train_steps or max(p.end_step, p.begin_step + 1, 1)
+    scale = steps / old
+    begin = min(max(0, int(round(p.begin_step * scale))), steps - 1)
+    frequency = max(1, int(round(p.frequency * scale)))
+    if p.end_step == -1:          # the constant schedule: until training ends
+        end = -1
+    else:
+        span = min(max(1, int(round((p.end_step - p.begin_step) * scale))), steps - begin)
+        frequency = min(frequency, span)
+        end = begin + frequency * max(1, span // frequency)
+    p.begin_step, p.end_step, p.frequency = begin, end, frequency
+    for name in STAGES:
+        getattr(config, name).train_steps = steps
+
+
 def validate(config: CompressionConfig) -> None:
     """Checks every enumerated value and range, naming the key; builds nothing."""
     for stage in config.stages:

@@ -24,6 +24,7 @@ import os
 import time
 from typing import Callable
 
+from albert_tf import outputs
 from albert_tf.backend import keras
 from albert_tf.checkpoints import (TaskInfo, build_task_model, load_config_from_dir,
                                    load_task_model, save_model_dir, vocab_path)
@@ -198,7 +199,8 @@ def save_compressed(model: keras.Model, directory: str, task_info: TaskInfo, voc
                     config: CompressionConfig) -> str:
     """A model directory; a QAT model also gets ``qat.json`` and its range variables."""
     from albert_tf.compression import qat
-    save_model_dir(model, directory, model.albert_config, task_info, vocab_file)
+    save_model_dir(model, directory, model.albert_config, task_info, vocab_file,
+                   inputs=_inputs(config))
     if qat.quantize_wrappers(model):
         qat.save_qat_config(directory, config.qat)
     return directory
@@ -215,6 +217,7 @@ def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
     if not config.stages:
         raise CompressionConfigError(f"stages: empty; choose some of "
                                      f"{list(STAGES)} (e.g. --stages=pruning,qat).")
+    outputs.check_location(config.model_dir, inputs=_inputs(config), flag="--model_dir")
     model, task_info = load_task_model(config.init_model)
     vocab = vocab_path(config.init_model)
     model, report = compress_model(model, task_info, vocab, config, log)
@@ -227,6 +230,11 @@ def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
         json.dump(report, f, indent=2, default=str)
     log(f"wrote {out} and {os.path.join(config.model_dir, 'report.json')}")
     return report
+
+
+def _inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:
+    """What compression reads: ``--model_dir`` may not equal, contain or lie inside it."""
+    return [("--init_model", config.init_model)]
 
 
 def export(model_dir: str, config: CompressionConfig, quantized: bool, log) -> dict:
@@ -249,10 +257,11 @@ def export(model_dir: str, config: CompressionConfig, quantized: bool, log) -> d
         features, _ = inputs.encoded(inputs.train[:config.qat.calibration_examples], seq)
         content = qat.convert_int8(load_qat_model(model_dir), source, features, seq)
         target = os.path.join(config.model_dir, "tflite_int8")
-        os.makedirs(target, exist_ok=True)
+        with outputs.staged_output(target, kind="compressed tflite", inputs=_inputs(config),
+                                   overwrite=True, flag="--model_dir/tflite_int8") as tmp:
+            with open(os.path.join(tmp, "model.tflite"), "wb") as f:
+                f.write(content)
         out["int8"] = os.path.join(target, "model.tflite")
-        with open(out["int8"], "wb") as f:
-            f.write(content)
         log(f"exported full-int8 TFLite: {out['int8']}")
     target = os.path.join(config.model_dir, "tflite")
     export_tflite(model_dir, target, quantization="none", seq_lengths=[seq] if seq else None,

@@ -72,7 +72,7 @@ import numpy as np
 
 from albert_tf.data.documents import ReadStats, resolve_inputs, split_sentences
 from albert_tf.data.pretraining_shards import (DATA_FORMAT, CreationError, ShardPlan,
-                                               ShardWriter, check_finished,
+                                               ShardWriter, check_finished, check_output_files,
                                                completion_record_path, creation_fingerprint,
                                                fingerprint_key, is_bookkeeping_file,
                                                output_lock, plan_shards, region_documents,
@@ -539,6 +539,7 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
     if num_shards < 1:
         raise ValueError(f"num_shards must be >= 1, got {num_shards}")
     paths = shard_paths(output_file, num_shards)
+    check_output_files(output_file, paths, files)
     start = time.time()
     with output_lock(output_file):
         removed = remove_partial_files(paths)

@@ -264,11 +264,36 @@ def stale_outputs(output_file: str, paths: list[str]) -> list[str]:
     return sorted(p for p in candidates if p not in paths and not is_bookkeeping_file(p))
 
 
+def lock_path(output_file: str) -> str:
+    """``.<name>.lock`` beside ``output_file``: every run takes it before writing, so its
+    presence also tells that albert-tf wrote the output files beside it."""
+    directory, name = os.path.split(os.path.abspath(output_file))
+    return os.path.join(directory, f".{name}.lock")
+
+
+def check_output_files(output_file: str, paths: list[str], inputs: list[str]) -> None:
+    """Refuses (`albert_tf.outputs.OutputError`, nothing touched) shard paths that are an
+    input file, a directory, or files that exist though no albert-tf run ever took this
+    output's lock (so albert-tf did not write them)."""
+    from albert_tf.outputs import OutputError
+    read = {os.path.realpath(f): f for f in inputs}
+    for path in paths:
+        if os.path.realpath(path) in read:
+            raise OutputError(f"--output_file={output_file}: {path} is --input_file="
+                              f"{read[os.path.realpath(path)]}; write the records elsewhere.")
+        if os.path.isdir(path):
+            raise OutputError(f"--output_file={output_file}: {path} is a directory; pass a "
+                              "file path (shards are written beside it).")
+    existing = [p for p in paths if os.path.lexists(p)]
+    if existing and not os.path.exists(lock_path(output_file)):
+        raise OutputError(f"--output_file={output_file}: {existing[0]} exists and albert-tf did "
+                          "not write it; nothing was touched: pass a new output path.")
+
+
 @contextlib.contextmanager
 def output_lock(output_file: str):
-    directory, name = os.path.split(os.path.abspath(output_file))
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, f".{name}.lock")
+    path = lock_path(output_file)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a") as f:
         try:
             import fcntl

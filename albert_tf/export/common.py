@@ -5,17 +5,14 @@
 or with one that does not fit the embedding matrix, fails here, before anything is written.
 `task_outputs` turns the raw outputs of a task model into what users of the exported
 artifact get (the head's outputs: `albert_tf.task_heads`).
-`atomic_directory` writes into a temporary sibling and moves it into place at the end.
+`export_inputs` lists what an export reads, for the one output writer
+(`albert_tf.outputs.staged_output`: staged beside, renamed into place, never over a user's files).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import shutil
-import tempfile
-from typing import Iterator
 
 from albert_tf import task_heads as heads_lib
 from albert_tf.backend import keras, tf
@@ -143,29 +140,10 @@ def task_outputs(source: ExportSource, outputs: dict[str, tf.Tensor],
     return source.head.outputs(source, outputs, features, sep_id)
 
 
-@contextlib.contextmanager
-def atomic_directory(final: str, overwrite: bool = False) -> Iterator[str]:
-    """Yields a temporary directory next to ``final``; on success it becomes ``final``.
-
-    The temporary name starts with a dot and is not a number, so neither TF Serving (which
-    loads numeric version directories) nor a file watcher ever sees a half-written export.
-    On any error the temporary directory is removed and ``final`` is left as it was.
-    """
-    final = os.path.abspath(final)
-    if os.path.exists(final) and not overwrite:
-        raise ExportError(f"{final} already exists; pass --overwrite to replace it.")
-    parent = os.path.dirname(final)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.tmp-", dir=parent)
-    try:
-        yield tmp
-        if os.path.exists(final):
-            old = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.old-", dir=parent)
-            os.replace(final, os.path.join(old, "x"))
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+def export_inputs(model_dir: str, vocab_file: str | None = None,
+                  calibration_file: str | None = None,
+                  qat_model_dir: str | None = None) -> list[tuple[str, str | None]]:
+    """The ``(flag, path)`` inputs of an export, which its ``--output`` may not equal,
+    contain or lie inside (`albert_tf.outputs.check_output`)."""
+    return [("--model_dir", model_dir), ("--vocab_file", vocab_file),
+            ("--calibration_file", calibration_file), ("--qat_model_dir", qat_model_dir)]

@@ -307,17 +307,20 @@ def export_onnx(model_dir: str, output: str, quantization: str = "none",
     calibration data). ``seq_length`` / ``batch_size``: static input dimensions (None:
     dynamic). Every problem is a one-line `ExportError`.
     """
+    from albert_tf import outputs
+    from albert_tf.export.common import export_inputs, load_source
     checks.check_request("an ONNX export", quantization, QUANTIZATIONS,
-                         "ONNX Runtime dynamic-range quantization", batch_size, output,
-                         overwrite)
+                         "ONNX Runtime dynamic-range quantization", batch_size)
+    inputs = export_inputs(model_dir, vocab_file)
+    outputs.check_output(output, inputs=inputs, overwrite=overwrite)
     require("onnx", *(["onnxruntime"] if quantization == "int8" else []))
     import onnx
 
-    from albert_tf.export.common import atomic_directory, load_source
     source = source or load_source(model_dir, vocab_file)
     checks.check_seq_length(seq_length, source.config.max_position_embeddings)
     proto = build_graph(source, seq_length, batch_size)
-    with atomic_directory(output, overwrite) as tmp:
+    with outputs.staged_output(output, kind="onnx export", inputs=inputs,
+                               overwrite=overwrite) as tmp:
         path = os.path.join(tmp, MODEL_FILE)
         if quantization == "int8":
             float_path = os.path.join(tmp, "float.onnx")

@@ -139,8 +139,12 @@ def quantize_int8(model, samples: Sequence[dict[str, Any]]):
     import nncf
     from nncf.quantization.advanced_parameters import (AdvancedQuantizationParameters,
                                                        OverflowFix)
-    nncf.set_log_level(logging.ERROR)
-    with contextlib.redirect_stdout(io.StringIO()):   # NNCF's progress bars
+
+    from albert_tf import cli
+    loud = cli.verbose()     # NNCF's INFO logs and progress bars (on stdout) only then
+    if not loud:
+        nncf.set_log_level(logging.ERROR)
+    with contextlib.nullcontext() if loud else contextlib.redirect_stdout(io.StringIO()):
         return nncf.quantize(model, nncf.Dataset(list(samples)),
                              model_type=nncf.ModelType.TRANSFORMER, subset_size=len(samples),
                              advanced_parameters=AdvancedQuantizationParameters(
@@ -166,8 +170,12 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     static input dimensions (None: dynamic). ``head``: an export head on the encoder
     (``"embedding"``), as for TFLite. Every problem is a one-line `ExportError`.
     """
+    from albert_tf import outputs
+    from albert_tf.export.common import export_inputs, load_source
     checks.check_request("an OpenVINO export", quantization, QUANTIZATIONS,
-                         "NNCF post-training quantization", batch_size, output, overwrite)
+                         "NNCF post-training quantization", batch_size)
+    inputs = export_inputs(model_dir, vocab_file, calibration_file)
+    outputs.check_output(output, inputs=inputs, overwrite=overwrite)
     require("openvino", *(["nncf"] if quantization == "int8" else []))
     if calibration_file and not os.path.isfile(calibration_file):
         raise _error(f"--calibration_file={calibration_file}: no such file; pass a TSV of the "
@@ -175,7 +183,6 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
                      "the task's train split from --data_dir.")
     import openvino as ov
 
-    from albert_tf.export.common import atomic_directory, load_source
     from albert_tf.export.tflite import calibration_texts, with_export_head
     source = source or load_source(model_dir, vocab_file)
     if head:
@@ -188,7 +195,8 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     if texts is not None:
         model = quantize_int8(model, calibration_samples(source, texts, seq_length, batch_size))
     ops = Counter(op.get_type_name() for op in model.get_ops())
-    with atomic_directory(output, overwrite) as tmp:
+    with outputs.staged_output(output, kind="openvino export", inputs=inputs,
+                               overwrite=overwrite) as tmp:
         ov.save_model(model, os.path.join(tmp, MODEL_FILE), compress_to_fp16=False)
         info = dict(source.task_info.__dict__)
         if source.export_head:

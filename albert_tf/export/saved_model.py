@@ -48,7 +48,8 @@ import re
 import tempfile
 
 from albert_tf.backend import tf
-from albert_tf.export.common import (ExportError, ExportSource, atomic_directory, load_source,
+from albert_tf import outputs
+from albert_tf.export.common import (ExportError, ExportSource, export_inputs, load_source,
                                      task_outputs)
 from albert_tf.networks import INPUT_NAMES
 
@@ -157,6 +158,8 @@ def export_saved_model(model_dir: str, output: str, name: str | None = None,
     ``version`` to one more than the highest existing version. The SavedModel is written to
     a temporary directory next to the version directory and renamed at the end.
     """
+    inputs = export_inputs(model_dir, vocab_file)
+    outputs.check_location(output, inputs=inputs)      # the base: not '.', '~', an input...
     source = source or load_source(model_dir, vocab_file)
     name = name or source.task_info.task
     if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
@@ -166,7 +169,10 @@ def export_saved_model(model_dir: str, output: str, name: str | None = None,
     if version < 0:
         raise ExportError(f"--version must be >= 0, got {version}.")
     final = os.path.join(base, str(version))
-    with atomic_directory(final, overwrite) as tmp, tempfile.TemporaryDirectory() as scratch:
+    outputs.check_output(final, inputs=inputs, overwrite=overwrite)
+    with outputs.staged_output(final, kind="saved_model export", inputs=inputs,
+                               overwrite=overwrite) as tmp, \
+            tempfile.TemporaryDirectory() as scratch:
         labels_file = None
         if source.labels:
             labels_file = os.path.join(scratch, "labels.txt")

@@ -98,6 +98,30 @@ def writers():
     return bert_nl_classifier, metadata_info, metadata_writer
 
 
+# Builtin-op versions newer than the TFLite Task Library 0.4.4 runtime (a 2023 TF Lite):
+# measured, FULLY_CONNECTED v9 (`dynamic_per_tensor`) loads and v12 (`dynamic`: per-channel
+# int8 weights with dynamic-range activations) is refused ("FULLY_CONNECTED' version '12'",
+# tests/test_mobile_sdk_classification.py). MediaPipe Tasks 1.2.3 runs every recipe.
+TASK_LIBRARY_NEWEST_OP_VERSIONS = {"FULLY_CONNECTED": 11}
+TASK_LIBRARY_RECIPES = "dynamic_per_tensor or int8_per_tensor"
+
+
+def runners(head, op_versions: dict[str, int]) -> tuple[list[str], dict[str, str]]:
+    """The SDK tasks of ``head`` (``head.sdk_runners``) that load a model whose op report
+    says ``op_versions``, and for the others why not (``{runner: reason}``): the Task
+    Library's runtime lacks newer op versions (`TASK_LIBRARY_NEWEST_OP_VERSIONS`)."""
+    newer = [f"{op} v{op_versions[op]}" for op, newest in TASK_LIBRARY_NEWEST_OP_VERSIONS.items()
+             if op_versions.get(op, 0) > newest]
+    ok, refused = [], {}
+    for runner in head.sdk_runners:
+        if newer and runner.startswith("Task Library"):
+            refused[runner] = (f"{', '.join(newer)} is newer than its runtime (export "
+                               f"--quantization={TASK_LIBRARY_RECIPES} for it)")
+        else:
+            ok.append(runner)
+    return ok, refused
+
+
 def check_head(head, requested: bool) -> None:
     """Refuses (when SDK metadata was asked for) a head no SDK runs."""
     from albert_tf import task_heads

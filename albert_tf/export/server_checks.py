@@ -5,7 +5,6 @@ Importing this module imports no TensorFlow (the error class does, when raised).
 from __future__ import annotations
 
 import importlib
-import os
 
 
 def export_error(message: str) -> Exception:
@@ -25,16 +24,14 @@ def require(export_name: str, pip_fix: str, *packages: str) -> None:
 
 
 def check_request(what: str, quantization: str, quantizations, int8: str,
-                  batch_size: int | None, output: str, overwrite: bool) -> None:
-    """The quantization, static batch size and output directory of a server export
+                  batch_size: int | None) -> None:
+    """The quantization and static batch size of a server export
     (``what``: "an OpenVINO export"; ``int8``: how its int8 is made)."""
     if quantization not in quantizations:
         raise export_error(f"--quantization={quantization!r}: {what} is one of "
                            f"{tuple(quantizations)} (int8: {int8}).")
     if batch_size is not None and batch_size < 1:
         raise export_error(f"--batch_size must be >= 1, got {batch_size}.")
-    if os.path.exists(output) and not overwrite:
-        raise export_error(f"{output} already exists; pass --overwrite to replace it.")
 
 
 def check_seq_length(seq_length: int | None, max_position_embeddings: int) -> None:

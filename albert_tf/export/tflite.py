@@ -42,9 +42,11 @@ import os
 import random
 from typing import Iterable, Sequence
 
+from albert_tf import cli
 from albert_tf.backend import keras, tf
 from albert_tf.export import quantization as recipes
-from albert_tf.export.common import ExportError, ExportSource, atomic_directory, load_source
+from albert_tf import outputs
+from albert_tf.export.common import ExportError, ExportSource, export_inputs, load_source
 from albert_tf.export.quantization import (QAT_DIR, load_qat_model,  # noqa: F401 (API)
                                            register_qat_loader, representative_dataset)
 from albert_tf.networks import INPUT_NAMES
@@ -256,13 +258,15 @@ def convert(source: ExportSource, quantization: str = "none",
             batch_size, [f"seq_{s}" for s in seq_lengths])
     recipe.configure(converter, calibrated, strict_int8)
     try:
-        if denylist:
-            debugger = tf.lite.experimental.QuantizationDebugger(
-                converter=converter, debug_dataset=converter.representative_dataset,
-                debug_options=tf.lite.experimental.QuantizationDebugOptions(
-                    denylisted_ops=list(denylist)))
-            return debugger.get_nondebug_quantized_model()
-        return converter.convert()
+        # The quantizer prints "fully_quantize: 0, inference_type: 6, ..." from C++.
+        with cli.quiet_native():
+            if denylist:
+                debugger = tf.lite.experimental.QuantizationDebugger(
+                    converter=converter, debug_dataset=converter.representative_dataset,
+                    debug_options=tf.lite.experimental.QuantizationDebugOptions(
+                        denylisted_ops=list(denylist)))
+                return debugger.get_nondebug_quantized_model()
+            return converter.convert()
     except Exception as e:  # noqa: BLE001  (converter errors are long; keep the cause)
         raise ExportError(f"TFLite conversion ({quantization}) failed: {e}") from e
 
@@ -346,11 +350,11 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     from albert_tf.export import analysis, metadata
 
     recipe = recipes.get(quantization)
+    inputs = export_inputs(model_dir, vocab_file, calibration_file, qat_model_dir)
+    outputs.check_output(output, inputs=inputs, overwrite=overwrite)
     source = source or load_source(model_dir, vocab_file)
     if head:
         source = with_export_head(source, head)
-    if os.path.exists(output) and not overwrite:
-        raise ExportError(f"{output} already exists; pass --overwrite to replace it.")
     seq_lengths = list(seq_lengths) if seq_lengths else None
     sdk_vocab, sdk_reason = sdk_plan(source, sdk_metadata, seq_lengths, batch_size,
                                      with_tokenizer)
@@ -374,14 +378,20 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
         content = sdk_lib.embed(content, source.head, sdk_vocab, source.labels,
                                 source.task_info.task, quantization)
     report = analysis.op_report(content)
-    with atomic_directory(output, overwrite) as tmp:
+    if sdk:      # the SDKs that load this file: not the Task Library, on op versions it lacks
+        sdk_runners, not_runners = sdk_lib.runners(source.head, report["op_versions"])
+        if not sdk_runners and sdk_metadata == "on":
+            raise ExportError("--sdk_metadata=on: no mobile SDK runs this export: "
+                              + "; ".join(f"{k}: {v}" for k, v in not_runners.items()) + ".")
+    with outputs.staged_output(output, kind="tflite export", inputs=inputs,
+                               overwrite=overwrite) as tmp:
         with open(os.path.join(tmp, metadata.MODEL_FILE), "wb") as f:
             f.write(content)
         info = json.loads(json.dumps(source.task_info.__dict__))
         if source.export_head:
             info.update(head=source.head.name, label_list=None, text_pair=False)
         extra = {"text_inputs": list(source.text_inputs),
-                 "sdk": {"runners": list(source.head.sdk_runners),
+                 "sdk": {"runners": sdk_runners, "not_runners": not_runners,
                          "input_names": dict(zip(INPUT_NAMES, sdk_lib.SDK_INPUT_NAMES)),
                          "vocabulary": "embedded",
                          "same_ids_as_albert_tf": sdk_lib.same_ids(sdk_vocab)}

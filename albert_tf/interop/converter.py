@@ -3,8 +3,9 @@
 Every conversion runs the same steps: read the source tensors and config, look every
 source name up in the format's `NameTable`, check each shape against the weight of a
 freshly built pretrainer for that config, and only when nothing is wrong assign the
-values and write the output directory atomically (a temporary sibling directory that
-is renamed into place), so a failed conversion never leaves a half-written directory.
+values and write the output directory through `albert_tf.outputs` (a staged sibling that is
+renamed into place), so a failed conversion never leaves a half-written directory and never
+replaces files albert-tf did not write.
 
 Output (``albert-tf-convert --output_dir=DIR``)::
 
@@ -21,15 +22,14 @@ Output (``albert-tf-convert --output_dir=DIR``)::
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import tempfile
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
+from albert_tf import outputs
 from albert_tf.checkpoints import (CONFIG_FILE, WEIGHTS_PREFIX, load_config_from_dir,
                                    named_weights, recorded_casing, restore_weights,
                                    write_weights)
@@ -207,43 +207,16 @@ def map_into_pretrainer(source: TensorSource, table: NameTable, config: AlbertCo
 
 
 # ----------------------------------------------------------------------------- output
-def check_output_dir(output_dir: str, overwrite: bool) -> str:
-    directory = os.path.abspath(output_dir)
-    if os.path.exists(directory):
-        if not os.path.isdir(directory):
-            raise ConversionError(f"output {directory!r} exists and is not a directory.")
-        if os.listdir(directory) and not overwrite:
-            raise ConversionError(f"output directory {directory!r} exists and is not empty; "
-                                  "pass --overwrite to replace it.")
-    return directory
-
-
-@contextlib.contextmanager
-def staged_dir(directory: str) -> Iterator[str]:
-    """Yields a temporary sibling of ``directory`` that replaces it only on success."""
-    parent = os.path.dirname(directory)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(directory)}.tmp-", dir=parent)
-    try:
-        yield tmp
-        if os.path.exists(directory):
-            old = tempfile.mkdtemp(prefix=f".{os.path.basename(directory)}.old-", dir=parent)
-            os.rmdir(old)
-            os.replace(directory, old)
-            os.replace(tmp, directory)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+def _inputs(source: Any) -> list[tuple[str, str | None]]:
+    """The conversion's input, which ``--output_dir`` may not equal, contain or lie in."""
+    return [("--input", source if isinstance(source, (str, os.PathLike)) else None)]
 
 
 def write_model_dir(model, config: AlbertConfig, output_dir: str, report: MappingReport,
-                    assets=(), overwrite: bool = False) -> str:
-    """Writes config, name-keyed weights, assets and the report; atomic."""
-    directory = check_output_dir(output_dir, overwrite)
-    with staged_dir(directory) as tmp:
+                    assets=(), overwrite: bool = False, inputs=()) -> str:
+    """Writes config, name-keyed weights, assets and the report (`albert_tf.outputs`)."""
+    with outputs.staged_output(output_dir, kind="albert-tf model directory", inputs=inputs,
+                               overwrite=overwrite, flag="--output_dir") as tmp:
         config.to_json(os.path.join(tmp, CONFIG_FILE))
         write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))
         for asset in assets[:1]:                  # the vocabulary
@@ -251,7 +224,7 @@ def write_model_dir(model, config: AlbertConfig, output_dir: str, report: Mappin
         restore_weights(model, tmp, required=("embeddings/", "mlm/", "sop/"))   # readable?
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(str(report) + "\n")
-    return directory
+    return os.path.abspath(os.path.expanduser(output_dir))
 
 
 def _source_casing(source_dir: str, vocab: str, kind: str) -> tuple[bool | None, str]:
@@ -337,10 +310,11 @@ def convert(source_format: str, source: Any, output_dir: str, config_path: str |
 
     Returns the mapping report; raises `ConversionError` (nothing written) on any problem.
     """
-    check_output_dir(output_dir, overwrite)
+    outputs.check_output(output_dir, inputs=_inputs(source), overwrite=overwrite,
+                         flag="--output_dir")
     model, config, report, assets = load_source(source_format, source, config_path,
                                                 allow_unmapped)
-    write_model_dir(model, config, output_dir, report, assets, overwrite)
+    write_model_dir(model, config, output_dir, report, assets, overwrite, _inputs(source))
     return report
 
 
@@ -426,7 +400,8 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
     from safetensors.numpy import save_file
 
     from albert_tf.models.pretrainer import build_pretrainer
-    directory = check_output_dir(output_dir, overwrite)
+    outputs.check_output(output_dir, inputs=_inputs(model_dir), overwrite=overwrite,
+                         flag="--output_dir")
     config = load_config_from_dir(model_dir)
     is_bert = config.is_bert and config.num_hidden_groups == 1 and config.inner_group_num == 1
     if config.sharing != "all" and not is_bert:
@@ -477,7 +452,9 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
         report.mapped.append((rule.target, key, rule.transform, tuple(value.shape)))
     report.skipped += [(n, "not part of the Hugging Face model (task head or training state)")
                        for n in restored.unused_in_checkpoint]
-    with staged_dir(directory) as tmp:
+    with outputs.staged_output(output_dir, kind="hugging face directory",
+                               inputs=_inputs(model_dir), overwrite=overwrite,
+                               flag="--output_dir") as tmp:
         with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
             hf_config = (hf_bert_config_dict if is_bert else hf_config_dict)(config, architecture)
             json.dump(hf_config, f, indent=2, sort_keys=True)
@@ -499,9 +476,11 @@ def export_keras_hub(model_dir: str, output_dir: str, overwrite: bool = False,
     ``from_preset`` load it; see `albert_tf.interop.keras_hub.build_preset`.
     """
     from albert_tf.interop.keras_hub import build_preset, save_preset
-    directory = check_output_dir(output_dir, overwrite)
+    outputs.check_output(output_dir, inputs=_inputs(model_dir), overwrite=overwrite,
+                         flag="--output_dir")
     backbone, tokenizer, report = build_preset(model_dir, do_lower_case)
-    with staged_dir(directory) as tmp:
+    with outputs.staged_output(output_dir, kind="keras-hub preset", inputs=_inputs(model_dir),
+                               overwrite=overwrite, flag="--output_dir") as tmp:
         save_preset(backbone, tokenizer, tmp)
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(str(report) + "\n")

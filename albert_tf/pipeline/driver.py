@@ -137,7 +137,8 @@ def vocabulary_stage(config: PipelineConfig, paths: Paths, kind: str) -> Stage:
                                 f"--model_prefix={paths.vocab_prefix}")
     else:
         command = python_module("albert_tf.bin.train_vocab", *common, f"--type={kind}",
-                                f"--output={os.path.dirname(paths.vocabulary(kind))}")
+                                f"--output={os.path.dirname(paths.vocabulary(kind))}",
+                                "--overwrite")   # a rerun replaces its own earlier try
     return Stage(_suffixed("vocabulary", kind), command,
                  collect=lambda: {"vocab_file": paths.vocabulary(kind)}, needs=("corpus_split",))
 
@@ -453,6 +454,9 @@ def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) ->
     paths = Paths(config.output_dir)
     resolve_data_dir(config, corpus_needed=not os.path.exists(
         os.path.join(paths.root, "stages", "corpus_split.json")))
+    from albert_tf import outputs   # a run directory: written into, resumed, never replaced
+    outputs.check_location(config.output_dir, inputs=[("--data_dir", config.data_dir)],
+                           flag="--output_dir")
     stages = all_stages(config, paths)
     if config.final_test.enabled and not any(s.name.startswith("export_") for s in stages):
         raise ConfigValueError(

@@ -39,6 +39,9 @@ def expand_inputs(patterns: Iterable[str]) -> list[str]:
                 continue
             matches = sorted(glob.glob(part, recursive=True))
             matches = [m for m in matches if os.path.isfile(m)]
+            if not matches and os.path.isdir(part):
+                raise VocabularyError(f"{part!r} is a directory; pass text files or a glob "
+                                      f"(e.g. {os.path.join(part, '**', '*.txt')}).")
             if not matches:
                 raise VocabularyError(f"no input file matches {part!r}")
             files.extend(m for m in matches if m not in files)
@@ -102,7 +105,12 @@ def train_sentencepiece(inputs: Iterable[str], model_prefix: str, vocab_size: in
     import sentencepiece as spm
 
     files = expand_inputs(inputs)
+    if not any(preprocess_text(line, lower=do_lower_case) for line in iter_text_lines(
+            files, LineStats(), max_line_bytes=max_sentence_length // 2)):
+        # (SentencePiece's own answer: "INTERNAL: src/trainer_interface.cc(467) ...")
+        raise VocabularyError(f"no text to train on: {files} hold no non-empty UTF-8 line")
     out_dir = os.path.dirname(os.path.abspath(model_prefix))
+    created = not os.path.exists(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     stats = LineStats()
 
@@ -134,6 +142,8 @@ def train_sentencepiece(inputs: Iterable[str], model_prefix: str, vocab_size: in
     try:
         spm.SentencePieceTrainer.train(**kwargs)
     except RuntimeError as e:
+        if created and not os.listdir(out_dir):   # a failed run leaves no directory behind
+            os.rmdir(out_dir)
         raise VocabularyError(f"SentencePiece training failed: {e}") from e
     processor = spm.SentencePieceProcessor(model_file=model_prefix + ".model")
     expected = [("<pad>", 0), ("<unk>", 1), ("[CLS]", 2), ("[SEP]", 3), ("[MASK]", 4)]

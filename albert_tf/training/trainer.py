@@ -38,6 +38,7 @@ import numpy as np
 
 from albert_tf.backend import keras, tf  # noqa: I001  (first: selects Keras 2)
 from tensorflow.core.framework import summary_pb2  # noqa: E402
+from albert_tf import outputs
 from albert_tf.checkpoints import save_model_dir
 from albert_tf.training import distribute, preemption
 from albert_tf.training.experiment_config import ExperimentConfig
@@ -85,9 +86,12 @@ class Trainer:
         self.config = config
         self.task = task
         self.strategy = strategy
-        self.model_dir = os.path.abspath(model_dir or config.model_dir)
-        if not self.model_dir:
-            raise ValueError("model_dir is empty: pass --model_dir.")
+        # A run directory is written into, never replaced: only the checks that do not
+        # depend on its contents (not '/', '~', the current directory or above it, not the
+        # --init_checkpoint it starts from, which a resume would mistake for its own).
+        self.model_dir = outputs.check_location(
+            model_dir or config.model_dir, flag="--model_dir",
+            inputs=[("--init_checkpoint", config.model.init_checkpoint)])
         self.is_chief = distribute.is_chief(strategy)
         self._log = log or (lambda line: (print(line, flush=True)))
         os.makedirs(self.model_dir, exist_ok=True)
@@ -137,7 +141,9 @@ class Trainer:
             return None
         task_info, vocab = self.task.export_info()
         return save_model_dir(self.model, os.path.join(self.model_dir, name),
-                              self.task.albert_config, task_info=task_info, vocab_file=vocab)
+                              self.task.albert_config, task_info=task_info, vocab_file=vocab,
+                              inputs=[("--init_checkpoint", self.config.model.init_checkpoint)],
+                              flag=f"--model_dir/{name}")
 
     # -------------------------------------------------------------- summaries
     def writer(self, name: str):
@@ -434,6 +440,9 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
     runtime = config.runtime
     if mode not in ("train", "eval", "train_and_eval", "predict"):
         raise ValueError(f"--mode={mode!r}: use train, eval, train_and_eval or predict.")
+    check_weights_to_run(config, mode)
+    model_dir = os.path.abspath(config.model_dir) if config.model_dir else ""
+    created = bool(model_dir) and not os.path.exists(model_dir)
     distribute.configure_runtime(runtime.num_cpu_devices, runtime.intra_op_threads,
                                  runtime.inter_op_threads, runtime.deterministic)
     if strategy is None:
@@ -455,26 +464,90 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
                 with open(path) as f:
                     result["eval"] = json.load(f)
         elif mode == "eval":
-            trainer.restore_or_initialize()
+            _restore_trained(trainer, mode)
             result["eval"] = trainer.evaluate()
         else:
-            trainer.restore_or_initialize()
+            _restore_trained(trainer, mode)
             result["predictions"] = trainer.predict()
         result["step"] = int(trainer.global_step.numpy())
         result["trainer"] = trainer
         return result
+    except Exception:
+        if created:                   # a failed start leaves no directory behind
+            _remove_if_unused(model_dir)
+        raise
     finally:
         set_mixed_precision("float32")
 
 
+def check_weights_to_run(config: ExperimentConfig, mode: str) -> None:
+    """Refuses, before anything is created, what would silently run on random weights:
+    ``--mode=eval`` / ``predict`` with neither a training checkpoint in ``model_dir`` nor an
+    ``--init_checkpoint``; and an ``--init_checkpoint`` that is no model directory or
+    checkpoint prefix (a run directory, an export, a missing path)."""
+    from albert_tf import user_inputs
+    from albert_tf.training.tasks import resolve_path
+    init = config.model.init_checkpoint
+    if init:
+        user_inputs.init_checkpoint(resolve_path(init))
+    if mode not in ("eval", "predict") or init:
+        return
+    model_dir = os.path.abspath(config.model_dir) if config.model_dir else ""
+    if model_dir and user_inputs.checkpoint_step_files(model_dir) \
+            and tf.train.latest_checkpoint(model_dir):
+        return
+    verb = "evaluate" if mode == "eval" else "predict with"
+    if model_dir and user_inputs.artifact_kind(model_dir) == "model":
+        raise user_inputs.InputError(
+            f"--mode={mode}: --model_dir={config.model_dir} is a model directory, not a training "
+            f"run: to {verb} it pass --init_checkpoint={config.model_dir} and a new --model_dir.")
+    raise user_inputs.InputError(
+        f"--mode={mode}: --model_dir={config.model_dir or '(none)'} holds no training checkpoint "
+        f"(ckpt-N) and no --init_checkpoint was given, so there are no trained weights to "
+        f"{verb}: train first (--mode=train_and_eval), or pass --init_checkpoint=<a trained "
+        "model directory: a run's best/ or final/>.")
+
+
+def _restore_trained(trainer: Trainer, mode: str) -> None:
+    """`Trainer.restore_or_initialize` for eval / predict: an ``--init_checkpoint`` that
+    lacks some of the model's weights (a pretrained encoder for a task model: its head)
+    would leave them random, so it is refused naming them."""
+    from albert_tf.checkpoints import CheckpointError
+    from albert_tf.training.tasks import resolve_path
+    if tf.train.latest_checkpoint(trainer.model_dir):
+        trainer.restore_or_initialize()
+        return
+    init = trainer.config.model.init_checkpoint
+    report = trainer.task.initialize(trainer.model, init)
+    missing = report.missing_in_checkpoint
+    if missing:
+        raise CheckpointError(
+            f"--mode={mode}: --init_checkpoint={resolve_path(init)} lacks {len(missing)} of "
+            f"the model's weights ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})"
+            ", which would stay random: pass a model directory finetuned for this task (its "
+            "best/ or final/).")
+    trainer.log(f"initialized from {init}: {report.summary()}")
+
+
+def _remove_if_unused(model_dir: str) -> None:
+    """Removes a run directory this process created when it holds nothing but the
+    ``experiment.yaml`` the run starts with (and empty folders)."""
+    for root, _, files in os.walk(model_dir):
+        if any(root != model_dir or name != "experiment.yaml" for name in files):
+            return
+    shutil.rmtree(model_dir, ignore_errors=True)
+
+
 def main_guard(fn: Callable[[], int | None]) -> int:
     """Runs ``fn`` and turns the package's expected errors into one clear line."""
+    from albert_tf import user_inputs
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
     from albert_tf.resources import DataDirError
     from albert_tf.training.experiment_config import ConfigKeyError, ConfigValueError
     expected = [CheckpointError, ConfigError, ConfigKeyError, ConfigValueError, DataDirError,
-                distribute.DistributionError, InputDataError, FileNotFoundError]
+                distribute.DistributionError, InputDataError, FileNotFoundError,
+                outputs.OutputError, user_inputs.InputError]
     for module, name in (("albert_tf.data.pretraining", "PretrainingDataError"),
                          ("albert_tf.data.task_data", "TaskDataError"),
                          ("albert_tf.data.squad", "SquadError")):

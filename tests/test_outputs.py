@@ -1,0 +1,272 @@
+"""The one output writer (`albert_tf.outputs`): what it refuses, what it replaces, the modes it
+writes with; as properties over the relations between output, inputs and the current
+directory (hypothesis), then through the real commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from albert_tf import outputs
+
+BIN = os.path.dirname(sys.executable)
+
+# A small world of directories: every output, input and current directory is one of these.
+NODES = ["", "a", "a/b", "a/b/c", "a/d", "e", "e/f"]
+STATES = ["absent", "empty", "user_files", "ours", "a_file"]
+
+
+def snapshot(root: str) -> dict[str, tuple]:
+    """Every path under ``root``: kind, content (files) and mode."""
+    seen = {}
+    for directory, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(directory, name)
+            rel = os.path.relpath(path, root)
+            mode = stat.S_IMODE(os.lstat(path).st_mode)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    seen[rel] = ("file", f.read(), mode)
+            else:
+                seen[rel] = ("dir", None, mode)
+    return seen
+
+
+def lay_out(root: str, output: str, state: str) -> None:
+    """The world's directories, each with a user file, and ``output`` in ``state``."""
+    for node in NODES[1:]:
+        os.makedirs(os.path.join(root, node), exist_ok=True)
+        with open(os.path.join(root, node, "user.txt"), "w") as f:
+            f.write(f"user data in {node}\n")
+    target = os.path.join(root, output)
+    if state == "absent":
+        return
+    if state == "a_file":
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w") as f:
+            f.write("a user's file\n")
+        return
+    os.makedirs(target, exist_ok=True)
+    if state == "ours":
+        outputs.write_marker(target, "test")
+        with open(os.path.join(target, "old.bin"), "w") as f:
+            f.write("an earlier output\n")
+    elif state == "user_files":
+        with open(os.path.join(target, "notes.md"), "w") as f:
+            f.write("keep me\n")
+
+
+def related(x: str, y: str) -> bool:
+    """Whether x equals, contains or lies inside y (paths of the world)."""
+    x, y = os.path.join("/w", x), os.path.join("/w", y)
+    return x == y or x.startswith(y.rstrip("/") + "/") or y.startswith(x.rstrip("/") + "/")
+
+
+@settings(max_examples=150, deadline=None)
+@given(output=st.sampled_from(NODES[1:] + ["a/new", "a/b/new", "new/deep"]),
+       state=st.sampled_from(STATES),
+       cwd=st.sampled_from(NODES),
+       inputs=st.lists(st.sampled_from(NODES[1:]), max_size=2),
+       overwrite=st.booleans(),
+       fail=st.booleans())
+def test_writer_never_touches_what_it_did_not_write(tmp_path_factory, output, state, cwd,
+                                                    inputs, overwrite, fail):
+    root = str(tmp_path_factory.mktemp("world"))
+    if output in NODES and state != "ours":          # the world's directories hold user files
+        state = "user_files"
+    lay_out(root, output, state)
+    before = snapshot(root)
+    here = os.getcwd()
+    os.chdir(os.path.join(root, cwd))
+    old_umask = os.umask(0o027)
+    refused = None
+    try:
+        rel_output = os.path.relpath(os.path.join(root, output))
+        rel_inputs = [(f"--in{i}", os.path.relpath(os.path.join(root, p)))
+                      for i, p in enumerate(inputs)]
+        try:
+            with outputs.staged_output(rel_output, kind="test", inputs=rel_inputs,
+                                       overwrite=overwrite) as stage:
+                os.makedirs(os.path.join(stage, "sub"))
+                with open(os.path.join(stage, "sub", "new.bin"), "w") as f:
+                    f.write("new output\n")
+                if fail:
+                    raise RuntimeError("the export failed half-way")
+        except outputs.OutputError as e:
+            refused = str(e)
+        except RuntimeError:
+            pass
+    finally:
+        os.umask(old_umask)
+        os.chdir(here)
+    after = snapshot(root)
+
+    must_refuse = (related(output, cwd) and (output == cwd or cwd.startswith(output + "/"))
+                   or any(related(output, p) for p in inputs)
+                   or state in ("user_files", "a_file")
+                   or (state == "ours" and not overwrite))
+    if must_refuse or fail:
+        assert after == before, "a refused or failed write changed the tree"
+        assert must_refuse == (refused is not None), refused
+        if refused:
+            assert "\n" not in refused and "--output" in refused
+        return
+    assert refused is None
+    # Everything outside the output is as it was (its parents' modification times aside);
+    # the output is exactly the new one.
+    def under(k):
+        return k == output or k.startswith(output + "/")
+    outside = {k: v for k, v in before.items() if not under(k)}
+    created_parents = {k for k in after if k not in before and output.startswith(k + "/")}
+    assert {k: v for k, v in after.items() if not under(k) and k not in created_parents} \
+        == outside
+    inside = sorted(os.path.relpath(k, output) for k in after if under(k) and k != output)
+    assert inside == [outputs.MARKER_FILE, "sub", os.path.join("sub", "new.bin")]
+    # The umask's modes (0o027: directories 0o750, files 0o640), not mkdtemp's 0o700.
+    assert after[output][2] == 0o750 and after[os.path.join(output, "sub")][2] == 0o750
+    assert after[os.path.join(output, "sub", "new.bin")][2] == 0o640
+    # No staging or set-aside directory is left beside it.
+    parent = os.path.dirname(os.path.join(root, output))
+    assert not [n for n in os.listdir(parent) if n.startswith(".") and ".tmp-" in n
+                or ".old-" in n]
+
+
+@pytest.mark.parametrize("given,what", [(".", "the current directory"),
+                                        ("..", "a parent of the current directory"),
+                                        ("~", "the home directory"), ("/", "the file-system root"),
+                                        ("", "is empty")])
+def test_protected_locations_are_refused_even_when_empty_or_ours(tmp_path, monkeypatch, given,
+                                                                  what):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    outputs.write_marker(str(tmp_path), "test")          # even an albert-tf output
+    with pytest.raises(outputs.OutputError, match=what):
+        outputs.check_output(given, overwrite=True)
+    with pytest.raises(outputs.OutputError, match=what):
+        outputs.check_location(given)
+
+
+def test_a_symbolic_link_is_not_replaced(tmp_path):
+    (tmp_path / "real").mkdir()
+    outputs.write_marker(str(tmp_path / "real"), "test")
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    with pytest.raises(outputs.OutputError, match="symbolic link"):
+        outputs.check_output(str(tmp_path / "link"), overwrite=True)
+
+
+def test_output_that_changes_during_the_write_is_not_replaced(tmp_path):
+    target = tmp_path / "out"
+    with pytest.raises(outputs.OutputError, match="changed while"):
+        with outputs.staged_output(str(target), kind="test") as stage:
+            (tmp_path / "out").mkdir()                   # another program writes there
+            (target / "theirs.txt").write_text("theirs")
+            (tmp_path / "stage_seen").write_text(stage)
+    assert (target / "theirs.txt").read_text() == "theirs"
+    assert not os.path.exists((tmp_path / "stage_seen").read_text())
+
+
+# ---------------------------------------------------------------- the real commands
+# The refusals of each command (--output=., ~, an input, a user's directory...) are rows of
+# tests/test_command_failures.py; here what a successful write leaves.
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """A tiny SST-2 model directory inside a finetune-like run directory."""
+    from albert_tf.compression.fixtures import tiny_model_dir
+    run_dir = tmp_path_factory.mktemp("runs") / "sst2"
+    run_dir.mkdir()
+    (run_dir / "checkpoint").write_text("model_checkpoint_path: \"ckpt-10\"\n")
+    return tiny_model_dir(str(run_dir / "best"), max_seq_length=16)
+
+
+def _user_dir(path) -> dict:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "important.txt").write_text("do not delete\n")
+    (path / "sub").mkdir(exist_ok=True)
+    (path / "sub" / "notes.md").write_text("notes\n")
+    return snapshot(str(path))
+
+
+def test_export_overwrites_only_its_own_output_with_umask_modes(tmp_path, model):
+    work = tmp_path / "work"
+    work.mkdir()
+    env_umask = "umask 002 && "
+    cmd = (f"{env_umask}{os.path.join(BIN, 'albert-tf-export')} --model_dir={model} "
+           "--format=tflite --output=edge --seq_lengths=16")
+    first = subprocess.run(cmd, shell=True, cwd=work, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    marker = json.loads((work / "edge" / outputs.MARKER_FILE).read_text())
+    assert marker["writer"] == "albert-tf" and marker["kind"] == "tflite export"
+    modes = {p: stat.S_IMODE(os.stat(work / "edge" / p).st_mode)
+             for p in ["", "model.tflite", "metadata.json"]}
+    assert modes == {"": 0o775, "model.tflite": 0o664, "metadata.json": 0o664}, modes
+    again = subprocess.run(cmd, shell=True, cwd=work, capture_output=True, text=True)
+    assert again.returncode != 0 and "pass --overwrite" in again.stderr, again.stderr
+    (work / "edge" / "stale.txt").write_text("written by the earlier export's user?")
+    replaced = subprocess.run(cmd + " --overwrite", shell=True, cwd=work, capture_output=True,
+                              text=True)
+    assert replaced.returncode == 0, replaced.stderr
+    assert not (work / "edge" / "stale.txt").exists()     # the earlier output, replaced whole
+    assert sorted(os.listdir(work)) == ["edge"]           # no staging directory left
+
+
+def test_saved_model_versions_are_readable_by_a_server_of_another_user(tmp_path, model):
+    from albert_tf.export.saved_model import export_saved_model
+    old = os.umask(0o022)
+    try:
+        path = export_saved_model(model, str(tmp_path / "serving"))
+    finally:
+        os.umask(old)
+    for directory, dirs, files in os.walk(path):
+        assert stat.S_IMODE(os.stat(directory).st_mode) == 0o755, directory
+        for name in files:
+            assert stat.S_IMODE(os.stat(os.path.join(directory, name)).st_mode) == 0o644, name
+    assert os.path.basename(path) == "1"
+
+
+def test_model_directories_of_training_refuse_a_users_directory(tmp_path):
+    """save_model_dir (best/, final/, compress's model/) replaces its own earlier output
+    and refuses anything else."""
+    import albert_tf
+    config = albert_tf.load_config("albert_tiny")
+    encoder = albert_tf.build_encoder(config)
+    first = albert_tf.save_model_dir(encoder, str(tmp_path / "best"), config)
+    albert_tf.save_model_dir(encoder, first, config)           # its own: replaced
+    assert outputs.is_albert_tf_output(first)
+    user = _user_dir(tmp_path / "mine")
+    with pytest.raises(outputs.OutputError, match="did not write"):
+        albert_tf.save_model_dir(encoder, str(tmp_path / "mine"), config)
+    assert snapshot(str(tmp_path / "mine")) == user
+
+
+def test_pretraining_records_never_overwrite_a_users_file(tmp_path, data_dir):
+    """--output_file: an input, a directory, or an existing file no albert-tf run wrote
+    (no lock beside it) is refused with nothing touched; our own output is rewritten."""
+    from albert_tf.data.pretraining_data import PretrainingConfig, create_pretraining_data
+    from albert_tf.resources import DEFAULT_VOCAB, resolve
+    corpus = tmp_path / "corpus.txt"
+    with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), encoding="utf-8") as f:
+        corpus.write_text("".join(f.readline() for _ in range(40)), encoding="utf-8")
+    vocab = resolve(DEFAULT_VOCAB)
+    config = PretrainingConfig(max_seq_length=32, dupe_factor=1)
+    users = tmp_path / "notes.tfrecord"
+    users.write_text("a user's file\n")
+    (tmp_path / "adir").mkdir()
+    before = snapshot(str(tmp_path))
+    for output, words in [(str(corpus), "is --input_file"), (str(tmp_path / "adir"), "directory"),
+                          (str(users), "albert-tf did not write")]:
+        with pytest.raises(outputs.OutputError, match=words):
+            create_pretraining_data([str(corpus)], output, vocab, config, progress=False)
+    assert snapshot(str(tmp_path)) == before
+    ours = str(tmp_path / "records.tfrecord")
+    first = create_pretraining_data([str(corpus)], ours, vocab, config, progress=False)
+    again = create_pretraining_data([str(corpus)], ours, vocab, config, progress=False)
+    assert first["instances"] == again["instances"] > 0 and os.path.getsize(ours) > 0

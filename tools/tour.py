@@ -1,0 +1,483 @@
+#!/usr/bin/env python3
+"""The README's five-minute tour as a test (``make tour``; CI runs it).
+
+    python3 tools/tour.py dist/albert_tf-0.1.0-py3-none-any.whl   # make tour
+    python3 tools/tour.py --list                                   # the tour's commands
+    python3 tools/tour.py WHEEL --venv=/tmp/tour-venv --keep       # reuse a venv, keep the dir
+
+1. Installs the wheel into a fresh virtualenv with plain pip, at the versions of
+   constraints.txt, with the extras the tour needs (`EXTRAS`) and tflite-support as the
+   README installs it (``--no-deps``). Timed on its own: it is not part of the tour.
+2. Runs the wheel checks that are not tour commands (`CHECKS`): the Python API and the
+   edge tools import from site-packages; a command without task data stops with one line
+   naming ``--data_dir`` and ``ALBERT_TF_DATA_DIR``.
+3. Runs the tour: every command of every ``bash`` block in the README's
+   "## A five-minute tour" section (`extract`), in README order, as written, with bash,
+   in an empty temporary directory outside the checkout, with ``ALBERT_TF_DATA_DIR`` set
+   and nothing else of the checkout in reach, without network (a network namespace of its
+   own, ``unshare --net``, where the kernel allows it; the offline switches of Hugging Face
+   and pip in any case). Blocks of any other language (``text``, ``python``) are not run:
+   that is where commands that need the network go (published weights), with a sentence
+   saying how to get their files. Any failing command fails the tour.
+4. Checks what each command printed (`check_step`): no TensorFlow/absl log lines or
+   tracebacks on stderr (the tools are quiet by default), the config table, the SDK
+   metadata of a single-length TFLite export, the runner's JSON lines, the SST-2 dev
+   accuracy of the evaluator (>= `MIN_ACCURACY`), one line per skipped benchmark runtime
+   naming the pip extra that adds it.
+5. Prints every command with its wall time, the tour's total, the install time, and the
+   CPU (model name and the ISA flags that decide which artifact is fastest).
+
+`lint` checks the extraction without running anything (tests/test_tour.py): every
+command starts with an installed console script (or ``python``), names shipped configs,
+and reads only paths that an earlier tour command writes. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, "README.md")
+TOUR_HEADING = "## A five-minute tour"
+TOUR_LANGUAGE = "bash"               # the fenced blocks that are the tour
+EXTRAS = "onnx,openvino"             # pip install 'albert_tf-*.whl[EXTRAS]'
+TOUR_BUDGET_S = 300                  # the README promises five minutes (2 CPU cores)
+MIN_ACCURACY = 0.70                  # the tour model's SST-2 dev accuracy, any export
+ISA_FLAGS = ("avx2", "avx512f", "avx512_vnni", "amx_int8")
+# Flags whose value is a path a command writes (per console script); every other
+# path-like flag value is read and must lie in something an earlier command wrote.
+OUTPUT_FLAGS = {
+    "albert-tf-finetune": ("model_dir", "predict_output"),
+    "albert-tf-pretrain": ("model_dir",),
+    "albert-tf-compress": ("model_dir",),
+    "albert-tf-convert": ("output_dir",),
+    "albert-tf-export": ("output",),
+    "albert-tf-benchmark": ("output_dir",),
+    "albert-tf-create-pretraining-data": ("output_file", "summary_file"),
+    "albert-tf-train-vocab": ("output_dir", "model_prefix"),
+    "albert-tf-run": ("output_dir",),
+    "albert-tflite-evaluate": ("json",),
+}
+# A command may also start with the venv's Python (the API, the ONNX / OpenVINO runners).
+PYTHON = "python"
+_TF_LOG_LINE = re.compile(r"^[IWE]\d{4} \d\d:\d\d:\d\d")
+
+
+@dataclasses.dataclass
+class Command:
+    """One tour command: a logical line of a ``bash`` block (``\\`` continuations joined)."""
+
+    step: str       # the bold step title before its block, e.g. "1. A model"
+    text: str       # the command as bash runs it
+    line: int       # its first line in the README (1-based)
+
+    @property
+    def words(self) -> list[str]:
+        return shlex.split(self.text, comments=True)
+
+    @property
+    def program(self) -> str:
+        return self.words[0] if self.words else ""
+
+    def flags(self) -> dict[str, str]:
+        """``--name=value`` (and ``--name value``) flags; bare ``--name`` -> ``"true"``."""
+        values, words = {}, self.words[1:]
+        for i, word in enumerate(words):
+            if not word.startswith("--"):
+                continue
+            name, eq, value = word[2:].partition("=")
+            if not eq:
+                nxt = words[i + 1] if i + 1 < len(words) else ""
+                value = nxt if nxt and not nxt.startswith("-") and self.program != PYTHON \
+                    else "true"
+            values[name] = value
+        return values
+
+
+# ------------------------------------------------------------------------------- extract
+def tour_section(text: str) -> tuple[list[str], int]:
+    """The lines of the tour section (after its heading, up to the next ``## ``) and the
+    README line number of the first."""
+    lines = text.splitlines()
+    try:
+        start = lines.index(TOUR_HEADING) + 1
+    except ValueError:
+        raise SystemExit(f"README.md: no {TOUR_HEADING!r} section") from None
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end], start + 1
+
+
+_STEP = re.compile(r"^\*\*(\d+\.[^*:]*?)[:*]")
+_FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
+
+
+def extract(text: str) -> list[Command]:
+    """Every command of every ``bash`` block of the tour section, in order."""
+    lines, first = tour_section(text)
+    commands: list[Command] = []
+    step, language, pending, pending_line = "", None, "", 0
+    for offset, line in enumerate(lines):
+        number = first + offset
+        fence = _FENCE.match(line.strip()) if line.lstrip().startswith("```") else None
+        if language is None:
+            if fence:
+                language = fence.group(1) or "text"
+            elif _STEP.match(line):
+                step = _STEP.match(line).group(1).strip()
+            continue
+        if fence and not fence.group(1):            # the closing fence
+            if pending:
+                raise SystemExit(f"README.md:{pending_line}: a command ends with '\\' "
+                                 "at the end of its block")
+            language = None
+            continue
+        if language != TOUR_LANGUAGE:
+            continue
+        if not pending and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if not pending:
+            pending_line = number
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1].rstrip() + " "
+            continue
+        commands.append(Command(step, (pending + line.strip()).strip(), pending_line))
+        pending = ""
+    return commands
+
+
+# ---------------------------------------------------------------------------------- lint
+def console_scripts(setup_py: str = os.path.join(ROOT, "setup.py")) -> set[str]:
+    """The console-script names of setup.py's ``CONSOLE_SCRIPTS`` (read, not run)."""
+    with open(setup_py, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                getattr(t, "id", None) == "CONSOLE_SCRIPTS" for t in node.targets):
+            return {entry.split("=")[0].strip() for entry in ast.literal_eval(node.value)}
+    raise ValueError(f"{setup_py}: no CONSOLE_SCRIPTS")
+
+
+def _is_relative_path(value: str) -> bool:
+    return ("/" in value and not value.startswith(("/", "$", "~", "-", "http:", "https:"))
+            and " " not in value)
+
+
+def written_paths(command: Command) -> list[str]:
+    return [os.path.normpath(v) for name, v in command.flags().items()
+            if name in OUTPUT_FLAGS.get(command.program, ()) and v]
+
+
+def read_paths(command: Command) -> list[str]:
+    """Relative paths a command reads: path-like values of its other flags, and the
+    path-like string literals of a ``python -c`` program."""
+    outputs = set(OUTPUT_FLAGS.get(command.program, ()))
+    paths = []
+    if command.program == PYTHON:
+        paths += re.findall(r"""['"]([\w.-]+/[\w./-]*)['"]""", " ".join(command.words[1:]))
+    else:
+        for name, value in command.flags().items():
+            if name not in outputs:
+                paths += [v for v in value.split(",") if _is_relative_path(v)]
+    return [os.path.normpath(p) for p in paths]
+
+
+def lint(commands: list[Command], scripts: set[str], experiments: set[str]) -> list[str]:
+    """Problems of the extracted tour, one line each (none: it can run as written)."""
+    problems, written = [], []
+    if not commands:
+        return [f"no {TOUR_LANGUAGE} block in the {TOUR_HEADING!r} section"]
+    for c in commands:
+        where = f"README.md:{c.line}: {c.program}"
+        if c.program != PYTHON and c.program not in scripts:
+            problems.append(f"{where}: not a console script of setup.py (nor {PYTHON})")
+        if "--overwrite" in c.text:
+            problems.append(f"{where}: --overwrite (the tour runs once, in an empty directory)")
+        for name in ("config_file",):
+            value = c.flags().get(name)
+            if value and "/" not in value and value.removesuffix(".yaml") not in experiments:
+                problems.append(f"{where}: --{name}={value} is not a shipped experiment")
+        for path in read_paths(c):
+            if not any(path == w or path.startswith(w + os.sep) for w in written):
+                problems.append(f"{where}: reads {path}, which no earlier tour command writes")
+        written += written_paths(c)
+    return problems
+
+
+def experiment_names() -> set[str]:
+    folder = os.path.join(ROOT, "official_configs", "experiments")
+    return {f[:-len(".yaml")] for f in os.listdir(folder) if f.endswith(".yaml")}
+
+
+# ---------------------------------------------------------------------------------- run
+def cpu_description() -> str:
+    model, flags = "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "unknown CPU":
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    isa = ", ".join(f"{flag} {'yes' if flag in flags else 'no'}" for flag in ISA_FLAGS)
+    return f"{model}, {os.cpu_count()} logical CPUs; {isa}"
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {seconds % 60:04.1f} s" if seconds >= 60 else \
+        f"{seconds:.1f} s"
+
+
+def _say(message: str) -> None:
+    print(f"[tour {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def _offline_prefix() -> list[str]:
+    """``unshare --net`` (``-rn`` when not root) when it works here: no network at all."""
+    unshare = shutil.which("unshare")
+    if not unshare:
+        return []
+    prefix = [unshare, "--net"] if os.geteuid() == 0 else [unshare, "-rn"]
+    ok = subprocess.run(prefix + ["true"], capture_output=True).returncode == 0
+    return prefix if ok else []
+
+
+@dataclasses.dataclass
+class Result:
+    command: Command
+    seconds: float
+    stdout: str
+    stderr: str
+    returncode: int
+
+
+def run_command(command: Command, cwd: str, env: dict, prefix: list[str]) -> Result:
+    """Runs one command with bash; echoes its output as it comes and keeps it."""
+    process = subprocess.Popen(prefix + ["bash", "-o", "errexit", "-o", "pipefail", "-c",
+                                         command.text], cwd=cwd, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    kept = {"out": [], "err": []}
+
+    def pump(stream, key, sink):
+        for line in stream:
+            kept[key].append(line)
+            sink.write("    " + line)
+            sink.flush()
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=pump, args=(process.stdout, "out", sys.stdout)),
+               threading.Thread(target=pump, args=(process.stderr, "err", sys.stdout))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    returncode = process.wait()
+    return Result(command, time.monotonic() - start, "".join(kept["out"]),
+                  "".join(kept["err"]), returncode)
+
+
+def check_step(result: Result, cwd: str, notes: dict) -> list[str]:
+    """What the output of one tour command must show; problems, one line each."""
+    c, out, err = result.command, result.stdout, result.stderr
+    flags = c.flags()
+    problems = []
+    noisy = [line for line in err.splitlines() if _TF_LOG_LINE.match(line)]
+    if noisy:
+        problems.append(f"TensorFlow/absl log lines on stderr without --verbose: {noisy[0]!r}")
+    if "Traceback (most recent call last)" in err + out:
+        problems.append("a Python traceback")
+    if c.program == "albert-tf-info":
+        if not re.search(r"^\| albert_base \| 30000 \| 128 \| 768 \|", out, re.MULTILINE):
+            problems.append("no '| albert_base | 30000 | 128 | 768 |' row in the config table")
+    elif c.program == "albert-tf-finetune":
+        best = re.findall(r"new best \w+ ([\d.]+)", out)
+        if best:
+            notes["finetune dev accuracy (Keras)"] = float(best[-1])
+    elif c.program == "albert-tf-export" and flags.get("format") == "tflite" \
+            and "," not in flags.get("seq_lengths", ","):
+        # one sequence length: the mobile SDKs' metadata is embedded
+        with open(os.path.join(cwd, flags["output"], "metadata.json"), encoding="utf-8") as f:
+            sdk = json.load(f).get("sdk") or {}
+        if "MediaPipe TextClassifier" not in sdk.get("runners", []):
+            problems.append(f"{flags['output']}/metadata.json: no MediaPipe TextClassifier "
+                            f"among the SDK runners ({sdk})")
+    elif c.program == "albert-tflite-run":
+        rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        if not rows or any(r.get("label") not in ("0", "1") for r in rows) or \
+                rows[0].get("text") != flags.get("text"):
+            problems.append(f"albert-tflite-run: expected JSON lines with the text and a label "
+                            f"'0' or '1', got {rows}")
+    elif c.program == "albert-tflite-evaluate":
+        scores = [float(s) for s in re.findall(r"accuracy ([\d.]+)", out)]
+        if not scores:
+            problems.append("albert-tflite-evaluate printed no accuracy")
+        else:
+            notes[f"{flags.get('model')} dev accuracy"] = scores[0]
+            if min(scores) < MIN_ACCURACY:
+                problems.append(f"SST-2 dev accuracy {min(scores):.4f} < {MIN_ACCURACY}: the "
+                                "tour model learned too little")
+    elif c.program == PYTHON and "predict" in c.text:
+        if not re.search(r"'label': '[01]'", out):
+            problems.append("the runner printed no prediction with a label '0' or '1'")
+    elif c.program == "albert-tf-benchmark":
+        for runtime in filter(None, flags.get("runtimes", "").split(",")):
+            timed = re.search(rf"^\s+\S+\s+{runtime}\s+\d+ x\s+\d+: median", out, re.MULTILINE)
+            skipped = re.search(rf"^\s+{runtime}: skipped: .*pip install 'albert-tf\[\w+\]'",
+                                out, re.MULTILINE)
+            if skipped:
+                notes.setdefault("benchmark runtimes skipped", []).append(runtime)
+            if not timed and not skipped:
+                problems.append(f"benchmark runtime {runtime}: neither timed nor skipped with "
+                                "a line naming the pip extra that adds it")
+    return problems
+
+
+def install(wheel: str, venv: str, python: str) -> None:
+    constraints = os.path.join(ROOT, "constraints.txt")
+    pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q"]
+    steps = [[python, "-m", "venv", venv], pip + ["--upgrade", "pip"],
+             pip + ["-c", constraints, f"{wheel}[{EXTRAS}]"],
+             # tflite-support's metadata writers, as the README installs them
+             pip + ["-c", constraints, "--no-deps", "tflite-support"]]
+    for step in steps:
+        _say(" ".join(shlex.quote(os.path.basename(w) if w == wheel else w) for w in step))
+        subprocess.run(step, check=True)
+
+
+# Checks of the installed wheel that are not tour commands (from the wheel smoke test).
+CHECKS = [
+    ("the Python API and the edge tools import from the installed wheel",
+     "python - <<'EOF'\n"
+     "import albert_tf, albert_tflite.runner\n"
+     "config = albert_tf.load_config('albert_base')\n"
+     "assert (config.hidden_size, config.embedding_size) == (768, 128), config\n"
+     "assert 'site-packages' in albert_tf.__file__, albert_tf.__file__\n"
+     "assert 'site-packages' in albert_tflite.runner.__file__, albert_tflite.runner.__file__\n"
+     "print('albert_tf', albert_tf.__version__, 'from', albert_tf.__file__)\n"
+     "EOF"),
+    ("no data directory: one line naming --data_dir and ALBERT_TF_DATA_DIR",
+     "if env -u ALBERT_TF_DATA_DIR albert-tf-finetune --task=sst2 --model_dir=ft "
+     "--config_file=finetune_sst2_tour >nodata.txt 2>&1; then\n"
+     "  echo 'finetune without data succeeded?'; exit 1; fi\n"
+     "tail -3 nodata.txt; grep -q -- --data_dir nodata.txt; grep -q ALBERT_TF_DATA_DIR nodata.txt\n"
+     "! grep -q Traceback nodata.txt"),
+]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("wheel", nargs="?", help="the wheel to install (make wheel: dist/)")
+    parser.add_argument("--list", action="store_true", help="print the tour's commands, exit")
+    parser.add_argument("--venv", help="use (and keep) this virtualenv; installed there "
+                        "only when it does not exist yet")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--python", default=os.environ.get("PYTHON", "python3"),
+                        help="the Python that creates the virtualenv")
+    args = parser.parse_args(argv)
+
+    with open(README, encoding="utf-8") as f:
+        commands = extract(f.read())
+    problems = lint(commands, console_scripts(), experiment_names())
+    if args.list or problems:
+        for c in commands:
+            print(f"README.md:{c.line} [{c.step}] {c.text}")
+        for p in problems:
+            print(f"tour: {p}", file=sys.stderr)
+        return 1 if problems else 0
+    if not args.wheel:
+        parser.error("the wheel to install is required (make tour builds it)")
+    data = os.environ.get("ALBERT_TF_DATA_DIR")
+    if not data or not os.path.isdir(data):
+        parser.error("set ALBERT_TF_DATA_DIR to the task data (make sets ../shared/data)")
+
+    work = tempfile.mkdtemp(prefix="albert-tf-tour-")
+    try:
+        _say(f"CPU: {cpu_description()}")
+        venv = os.path.abspath(args.venv) if args.venv else os.path.join(work, "venv")
+        start = time.monotonic()
+        if not os.path.exists(os.path.join(venv, "bin", "python")):
+            install(os.path.abspath(args.wheel), venv, args.python)
+        install_s = time.monotonic() - start
+        _say(f"virtualenv ready in {_minutes(install_s)} (not part of the tour)")
+
+        tour_dir = os.path.join(work, "tour")
+        os.makedirs(tour_dir)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "ALBERT_TF_VERBOSE")}
+        env.update(PATH=os.path.join(venv, "bin") + os.pathsep + env.get("PATH", ""),
+                   VIRTUAL_ENV=venv, ALBERT_TF_DATA_DIR=os.path.abspath(data),
+                   HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PIP_NO_INDEX="1")
+        prefix = _offline_prefix()
+        _say("offline: " + ("a network namespace of its own (unshare --net)" if prefix else
+                            "no network namespace here; HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, "
+                            "PIP_NO_INDEX set"))
+
+        check_dir = os.path.join(work, "checks")
+        os.makedirs(check_dir)
+        checks_start = time.monotonic()
+        for title, script in CHECKS:
+            _say(f"check: {title}")
+            result = run_command(Command("check", script, 0), check_dir, env, prefix)
+            if result.returncode:
+                _say(f"FAILED: check {title!r} (exit {result.returncode})")
+                return 1
+        checks_s = time.monotonic() - checks_start
+
+        results, notes = [], {}
+        tour_start = time.monotonic()
+        for index, command in enumerate(commands, 1):
+            _say(f"{index}/{len(commands)} [{command.step}] $ {command.text}")
+            result = run_command(command, tour_dir, env, prefix)
+            results.append(result)
+            if result.returncode:
+                _say(f"FAILED: README.md:{command.line}: exit {result.returncode} after "
+                     f"{result.seconds:.1f} s: {command.text}")
+                return 1
+            problems = check_step(result, tour_dir, notes)
+            _say(f"{index}/{len(commands)} done in {result.seconds:.1f} s")
+            if problems:
+                for p in problems:
+                    _say(f"FAILED: README.md:{command.line}: {p}")
+                return 1
+        tour_s = time.monotonic() - tour_start
+
+        print("\nThe tour, command by command (wall seconds):")
+        width = max(len(r.command.step) for r in results)
+        for r in results:
+            text = r.command.text if len(r.command.text) <= 110 else r.command.text[:107] + "..."
+            print(f"  {r.seconds:6.1f}  {r.command.step:{width}}  {text}")
+        by_step: dict[str, float] = {}
+        for r in results:
+            by_step[r.command.step] = by_step.get(r.command.step, 0.0) + r.seconds
+        print("Per step: " + "; ".join(f"{s} {_minutes(t)}" for s, t in by_step.items()))
+        for key, value in notes.items():
+            print(f"{key}: {value}")
+        print(f"CPU: {cpu_description()}")
+        print(f"Load average at the end: {os.getloadavg()[0]:.2f} (1 min)")
+        print(f"Virtualenv: {_minutes(install_s)}; wheel checks: {_minutes(checks_s)}; "
+              f"tour: {len(results)} commands in {_minutes(tour_s)} "
+              f"(budget {_minutes(TOUR_BUDGET_S)}{'' if tour_s <= TOUR_BUDGET_S else ': OVER'})")
+        return 0
+    finally:
+        if args.keep:
+            _say(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
