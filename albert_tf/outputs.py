@@ -193,7 +193,7 @@ def staged_output(path: str, *, kind: str, inputs: Iterable[tuple[str, str | Non
       inputs, overwrite, flag: as in `check_output`.
     """
     final = check_output(path, inputs=inputs, overwrite=overwrite, flag=flag)
-    created = _missing_parents(final)
+    created = missing_parents(final)
     stage = make_sibling(final, "tmp")
     try:
         yield stage
@@ -207,7 +207,7 @@ def staged_output(path: str, *, kind: str, inputs: Iterable[tuple[str, str | Non
         raise
 
 
-def _missing_parents(final: str) -> list[str]:
+def missing_parents(final: str) -> list[str]:
     """The parent directories of ``final`` that do not exist yet, deepest first."""
     missing = []
     parent = os.path.dirname(final)
@@ -218,4 +218,4 @@ def _missing_parents(final: str) -> list[str]:
 
 
 __all__ = ["MARKER_FILE", "OutputError", "check_location", "check_output", "is_albert_tf_output",
-           "make_sibling", "staged_output", "write_marker"]
+           "make_sibling", "missing_parents", "staged_output", "write_marker"]

@@ -144,6 +144,10 @@ CASES = [
     case("pretraining-data-empty-input", "albert-tf-create-pretraining-data",
          "--input_file={empty} --output_file=out/x.tfrecord --vocab_file={model}",
          "--input_file: no text in {empty}", "(empty or only whitespace)"),
+    case("pretraining-data-no-instance", "albert-tf-create-pretraining-data",
+         "--input_file={one_sentence} --output_file=out/x.tfrecord --vocab_file={model} "
+         "--noprogress",
+         "no training instance", "at least two sentences", "no records were written"),
     case("pretraining-data-zero-workers", "albert-tf-create-pretraining-data",
          "--input_file={text} --output_file=out/x.tfrecord --vocab_file={model} --num_workers=0",
          "--num_workers=0"),
@@ -235,6 +239,7 @@ ARTIFACTS = {
     "blank": "files/blank.txt",         # only spaces and newlines
     "text": "files/text.txt",
     "holes": "files/holes.tsv",         # a TSV whose third line has no text
+    "one_sentence": "files/one_sentence.txt",   # a corpus of one one-sentence document
     "missing": "nothing_here",
     "no_onnxruntime": "no_onnxruntime",  # on PYTHONPATH: onnxruntime fails to import
     "user_dir": "user/project",         # a user's directory: important.txt, sub/notes.md
@@ -274,7 +279,8 @@ def build_artifacts(root: str) -> dict[str, str]:
     os.makedirs(os.path.dirname(paths["empty"]))
     for name, text in (("empty", ""), ("blank", "  \n\n   \n"),
                        ("text", "A film about films.\nIt is long.\n\nAnother document.\n"),
-                       ("holes", "sentence\tlabel\na gorgeous film\t1\n\t0\n")):
+                       ("holes", "sentence\tlabel\na gorgeous film\t1\n\t0\n"),
+                       ("one_sentence", "Just one sentence here.\n")):
         with open(paths[name], "w", encoding="utf-8") as f:
             f.write(text)
     os.makedirs(os.path.join(paths["user_dir"], "sub"))

@@ -215,10 +215,11 @@ def test_bad_inputs_fail_clearly(tmp_path, corpus):
                                    pd.PretrainingConfig(max_seq_length=3), progress=False)
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n\nonly one sentence\n\n")
-    summary = pd.create_pretraining_data([str(empty)], str(tmp_path / "o"), VOCAB, config,
-                                         progress=False)
-    assert summary["instances"] == 0
-    assert summary["skipped"]["one_segment_documents"] == 1
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(ValueError, match="no training instance .*at least two sentences"):
+        pd.create_pretraining_data([str(empty)], str(tmp_path / "o"), VOCAB, config,
+                                   progress=False)     # was: empty records and a summary
+    assert sorted(os.listdir(tmp_path)) == before      # no shard, record or lock left
 
 
 def test_cli_with_workers_and_shards(tmp_path, data_dir):

@@ -107,8 +107,10 @@ def main(argv: list[str]) -> None:
         do_lower_case=FLAGS.do_lower_case, do_whole_word_mask=FLAGS.do_whole_word_mask,
         favor_shorter_ngram=FLAGS.favor_shorter_ngram, split_sentences=FLAGS.split_sentences,
         document_per_file=FLAGS.document_per_file, shuffle_buffer=FLAGS.shuffle_buffer)
+    from albert_tf import resources       # official_configs/vocab/... is the shipped file
     try:
-        summary = create_pretraining_data(FLAGS.input_file, FLAGS.output_file, FLAGS.vocab_file,
+        summary = create_pretraining_data(FLAGS.input_file, FLAGS.output_file,
+                                          resources.resolve(FLAGS.vocab_file),
                                           config, num_workers=FLAGS.num_workers,
                                           num_shards=FLAGS.num_shards, progress=FLAGS.progress,
                                           log=lambda line: print(line, file=sys.stderr, flush=True))

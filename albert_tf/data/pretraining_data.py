@@ -74,7 +74,7 @@ from albert_tf.data.documents import ReadStats, resolve_inputs, split_sentences
 from albert_tf.data.pretraining_shards import (DATA_FORMAT, CreationError, ShardPlan,
                                                ShardWriter, check_finished, check_output_files,
                                                completion_record_path, creation_fingerprint,
-                                               fingerprint_key, is_bookkeeping_file,
+                                               fingerprint_key, is_bookkeeping_file, lock_path,
                                                output_lock, plan_shards, region_documents,
                                                remove_partial_files, shard_paths, shuffle_rng,
                                                stale_outputs, write_json_atomic)
@@ -540,6 +540,8 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
         raise ValueError(f"num_shards must be >= 1, got {num_shards}")
     paths = shard_paths(output_file, num_shards)
     check_output_files(output_file, paths, files)
+    from albert_tf.outputs import missing_parents
+    created_dirs = missing_parents(os.path.abspath(output_file))   # removed if no instance
     start = time.time()
     with output_lock(output_file):
         removed = remove_partial_files(paths)
@@ -590,12 +592,32 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
         created.merge(_stats_of(records[s]))
     bar.update(read.bytes_read, created.instances, force=True)
     bar.close()
+    if not created.instances:
+        _remove_empty_output(paths + [lock_path(output_file)], created_dirs)
+        raise ValueError(f"no training instance from {len(files)} input file(s) "
+                         f"({read.documents} document(s)): each document needs at least two "
+                         "sentences for sentence-order prediction (one sentence per line, a "
+                         "blank line between documents); no records were written.")
     shards = {"num_shards": num_shards, "reused_shards": reused,
               "written_shards": [p.path for p in todo], "invalidated_shards": invalidated,
               "removed_partial_files": removed, "stale_outputs": stale}
     summary = Summary(read, created, paths, time.time() - start, read.bytes_read / 1e6,
                       sum(p.end - p.start for p in todo) / 1e6, shards)
     return summary.as_dict()
+
+
+def _remove_empty_output(paths: list[str], created_dirs: list[str]) -> None:
+    """Removes this output's shards, completion records and lock (no instance in any), and
+    the directories this run created for them (deepest first)."""
+    for path in paths:
+        for name in (path, completion_record_path(path)):
+            if os.path.exists(name):
+                os.remove(name)
+    for directory in created_dirs:
+        try:
+            os.rmdir(directory)
+        except OSError:
+            break
 
 
 def _run_workers(files, sizes, vocab_file, cfg, num_workers, todo, records, fp, key,
