@@ -19,15 +19,17 @@ export ALBERT_TF_SDK_PYTHON ?= $(abspath $(SDK_VENV))/bin/python
 
 .PHONY: main test fuzz install sdk wheel tour constraints build-file
 
-# tflite-support's metadata writers (every TFLite export embeds the SDK metadata with them)
-# use no protobuf, so they share the TensorFlow venv, installed without their protobuf<4
-# pin; their native modules link the system library libusb-1.0 (tools/system_deps.sh).
-$(STAMP): setup.py constraints.txt tools/system_deps.sh
-	bash tools/system_deps.sh
+# litert-converter, LiteRT's converter (the TFLite export's path once TensorFlow drops
+# tf.lite: docs/export.md), goes into its own directory, not site-packages: its xdsl==0.28.0
+# pin needs typing_extensions<4.13, which TensorFlow's stack cannot share, and the MLIR
+# bindings the export uses need none of its dependencies; outside site-packages, `pip check`
+# stays clean. The LiteRT test puts $(LITERT_DIR) on sys.path (docs/export.md).
+LITERT_DIR := $(VENV)/litert-converter
+$(STAMP): setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PIP_INSTALL) -e '.[test]'
-	$(PIP_INSTALL) --no-deps tflite-support
+	$(PIP_INSTALL) --no-deps --target $(LITERT_DIR) litert-converter
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -59,8 +61,10 @@ wheel: $(STAMP)
 # The README's five-minute tour as a test (tools/tour.py): the wheel installed into a fresh
 # venv with the tour's extras, then every command of the tour's bash blocks, as written,
 # offline, in an empty directory; each command's wall time, the total, the CPU.
+# TOUR_FLAGS=--newest (CI): then the newest-in-range smoke (docs/setup.md).
+TOUR_FLAGS ?=
 tour: wheel
-	$(PYTHON) tools/tour.py --python=$(PYTHON) dist/albert_tf-*.whl
+	$(PYTHON) tools/tour.py --python=$(PYTHON) $(TOUR_FLAGS) dist/albert_tf-*.whl
 
 # Rewrites constraints.txt from the current .venv (after changing a dependency).
 constraints:

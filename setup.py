@@ -28,6 +28,7 @@ INSTALL_REQUIRES = [
     "numpy>=1.26,<3",
     "pyyaml>=6.0,<7",
     "ai-edge-litert>=2.3,<3",
+    "flatbuffers>=25.9,<27",           # the mobile SDK metadata in TFLite exports
     "tensorflow-serving-api>=2.21,<2.22",
     "matplotlib>=3.8,<4",
 ]
@@ -37,6 +38,8 @@ ONNX = ["onnx>=1.23,<2", "onnxruntime>=1.31,<2"]
 # The peers of the CPU benchmark (albert-tf-benchmark: PyTorch, ONNX Runtime and OpenVINO on
 # the Hugging Face graph of the same weights), also the tests' reference implementations.
 PEERS = [
+    # Linux wheels are CUDA builds with Triton, which segfaults when loaded after TensorFlow:
+    # the benchmark never loads a peer beside it (child processes; docs/setup.md), no cap.
     "torch>=2.13,<3",
     "transformers>=5.23,<6",
     *ONNX,                              # onnx*, and the ONNX export the peers start from

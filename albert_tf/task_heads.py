@@ -23,6 +23,11 @@ One `TaskHead` subclass per head owns:
 ``lite_outputs``         the outputs of the TFLite id signatures (``[batch, seq]`` ids in)
 ``sdk_outputs`` /        the outputs a mobile-SDK-shaped TFLite export keeps, and the SDK
 ``sdk_runners``          tasks that run it (`albert_tf.export.sdk_metadata`); empty: none
+``keras_hub_task`` /     the keras-hub task that computes the head exactly, and our Dense
+``keras_hub_dense``      layer that is its ``logits`` (`albert_tf.interop.keras_hub`)
+``hf_task`` /            the Hugging Face class (``AlbertFor...``/``BertFor...``) that computes
+``hf_dense`` /           the head exactly, our Dense layer that is its Linear, that Linear's
+``hf_linear``            name, and its ``problem_type`` (`albert_tf.interop.hf_tasks`)
 ``runner_rows`` /        the edge runner (`albert_tflite.runner`): which packed rows one
 ``decode``               example becomes, and how their outputs become the answer
 =======================  ==============================================================
@@ -40,7 +45,7 @@ from __future__ import annotations
 import bisect
 import importlib
 import re
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -164,6 +169,21 @@ class TaskHead:
     #: no mobile SDK runs this head), and the SDK tasks that run it.
     sdk_outputs: tuple[str, ...] = ()
     sdk_runners: tuple[str, ...] = ()
+    #: the keras-hub task base class that computes this head exactly (``"TextClassifier"``:
+    #: pooled ``[CLS]`` -> dropout -> Dense ``logits``) and our Dense layer that is its
+    #: ``logits`` layer (`albert_tf.interop.keras_hub`); None: keras-hub has no such task.
+    keras_hub_task: str | None = None
+    keras_hub_dense: str | None = None
+    #: Hugging Face: the class suffix (``Albert``/``Bert`` + ``hf_task``) whose head computes
+    #: this one from the same encoder outputs, our Dense layer that is that head's
+    #: ``nn.Linear`` (``hf_linear``) and the config's ``problem_type``; None: no Hugging Face
+    #: class. ``hf_dense`` None with an ``hf_task``: the name map's own heads (mlm/, sop/).
+    hf_task: str | None = None
+    hf_dense: str | None = None
+    hf_linear: str = "classifier"
+    hf_problem_type: str | None = None
+    #: what differs from the Hugging Face class, for the conversion report ("": nothing).
+    hf_note = ""
 
     # -- task.json ---------------------------------------------------------------------
     def validate(self, info) -> None:
@@ -256,6 +276,11 @@ class ClassificationHead(TaskHead):
     labels_required = True
     sdk_outputs = ("probabilities",)
     sdk_runners = ("Task Library BertNLClassifier", "MediaPipe TextClassifier")
+    keras_hub_task = "TextClassifier"
+    keras_hub_dense = "classifier"
+    hf_task = "ForSequenceClassification"              # pooler -> dropout -> classifier
+    hf_dense = "classifier"
+    hf_problem_type = "single_label_classification"
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_classifier
@@ -281,6 +306,9 @@ class RegressionHead(TaskHead):
     """Sequence regression (STS-B): ``value [B, 1]``; trained by the classification task."""
 
     name = "regression"
+    hf_task = "ForSequenceClassification"              # num_labels=1
+    hf_dense = "regressor"
+    hf_problem_type = "regression"
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_regressor
@@ -302,6 +330,12 @@ class SpanHead(TaskHead):
     training_task_class = "albert_tf.training.squad_task:SquadTask"
     sdk_outputs = ("end_logits", "start_logits")
     sdk_runners = ("Task Library BertQuestionAnswerer",)
+    hf_task = "ForQuestionAnswering"                   # qa_outputs on every token, no pooler
+    hf_dense = "span/dense"
+    hf_linear = "qa_outputs"
+    hf_note = ("logits equal on every unpadded token; ours are -1e9 at padding, Hugging "
+               "Face's qa_outputs leaves padding unmasked (its question-answering pipeline "
+               "masks it)")
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_span_extractor
@@ -376,6 +410,8 @@ class MultipleChoiceHead(TaskHead):
     task_type = "multiple_choice"
     training_task_class = "albert_tf.training.tasks:MultipleChoiceTask"
     lite_tokenizer = False
+    hf_task = "ForMultipleChoice"                      # pooler -> dropout -> Linear(H, 1)
+    hf_dense = "choice_scorer"
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_multiple_choice
@@ -447,6 +483,8 @@ class TokenClassificationHead(TaskHead):
     training_task_class = "albert_tf.training.tasks:TokenClassificationTask"
     labels_required = True
     lite_tokenizer = False
+    hf_task = "ForTokenClassification"                 # dropout -> classifier, no pooler
+    hf_dense = "token_classifier"
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_token_classifier
@@ -500,6 +538,7 @@ class PretrainingHead(TaskHead):
     name = "pretraining"
     task_type = "pretraining"
     training_task_class = "albert_tf.training.tasks:PretrainingTask"
+    hf_task = "ForPreTraining"
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.pretrainer import build_pretrainer
@@ -566,6 +605,25 @@ def sdk_heads() -> dict[str, tuple[str, ...]]:
     """Head name -> the mobile SDK tasks that run its SDK-shaped TFLite export."""
     return {name: head.sdk_runners for name, head in {**HEADS, **EXPORT_HEADS}.items()
             if head.sdk_outputs}
+
+
+def for_keras_hub_task(is_task: Callable[[str], bool]) -> TaskHead | None:
+    """The head whose keras-hub task base class name satisfies ``is_task`` (e.g. "a keras-hub
+    task object is an instance of it"); None when no head has such a keras-hub task."""
+    return next((head for head in HEADS.values()
+                 if head.keras_hub_task is not None and is_task(head.keras_hub_task)), None)
+
+
+def hf_heads() -> tuple[str, ...]:
+    """The heads that export to a Hugging Face class (``hf_task``)."""
+    return tuple(name for name, head in HEADS.items() if head.hf_task)
+
+
+def for_hf_task(hf_task: str, problem_type: str | None) -> TaskHead | None:
+    """The head computed by Hugging Face class suffix ``hf_task`` (e.g.
+    ``"ForSequenceClassification"``) with config ``problem_type``; None when no head is."""
+    return next((head for head in HEADS.values() if head.hf_dense and head.hf_task == hf_task
+                 and head.hf_problem_type in (None, problem_type)), None)
 
 
 def for_task_type(task_type: str) -> TaskHead:

@@ -57,8 +57,9 @@ def dev_sentences(data_dir: str) -> list[str]:
     return sentences
 
 
-def train_classifier(data_dir: str, path: str) -> str:
-    """Finetunes the tiny classifier and saves it as the model directory ``path``."""
+def train_classifier(data_dir: str, path: str, labels=("0", "1")) -> str:
+    """Finetunes the tiny classifier and saves it as the model directory ``path``, its
+    ``task.json`` naming the classes ``labels`` (SST-2's 0 and 1, in that order)."""
     import albert_tf
     from albert_tf.backend import keras
     from albert_tf.checkpoints import TaskInfo
@@ -73,7 +74,7 @@ def train_classifier(data_dir: str, path: str) -> str:
               {"logits": np.array([int(e.label) for e in train])}, batch_size=64, epochs=2,
               verbose=0)
     albert_tf.save_model_dir(model, path, task_info=TaskInfo("sst2", "classification",
-                                                             ("0", "1"), SEQ),
+                                                             tuple(labels), SEQ),
                              vocab_file=VOCAB)
     return path
 

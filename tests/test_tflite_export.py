@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -85,8 +86,12 @@ def test_int8_calibrated_on_task_text_and_op_report(model_dir, source, tmp_path,
     from albert_tf.export.tflite import XNNPACK_FLOAT_OPS, export_tflite
     from albert_tflite.runner import TFLiteRunner
     out = str(tmp_path / preset)
-    export_tflite(model_dir, out, quantization="int8", int8_float_ops=preset,
-                  data_dir=data_dir, num_calibration=8, source=source)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        export_tflite(model_dir, out, quantization="int8", int8_float_ops=preset,
+                      data_dir=data_dir, num_calibration=8, source=source)
+    # QuantizationDebugger's tf.lite.Interpreter deprecation warning is ours, not the user's.
+    assert not [w for w in caught if "tf.lite.Interpreter is deprecated" in str(w.message)]
     with open(os.path.join(out, "metadata.json")) as f:
         meta = json.load(f)
     assert meta["calibration_examples"] == 8 and meta["int8_float_ops"] == preset
@@ -116,6 +121,68 @@ def test_float16_and_dynamic_are_smaller(model_dir, source, float_export, tmp_pa
         assert os.path.getsize(os.path.join(out, "model.tflite")) < 0.75 * size
         probs = np.array([p["probabilities"] for p in TFLiteRunner(out).predict(TEXTS)])
         assert np.max(np.abs(probs - keras_probs(source, TEXTS))) < 0.02
+
+
+def test_converter_tf_lite_today_litert_where_tf_lite_is_gone(monkeypatch):
+    """docs/export.md, "The converter after tf.lite": tf.lite while TensorFlow ships it;
+    without it, LiteRT's converter for float exports and a clear error for the rest."""
+    from albert_tf.export import ExportError
+    from albert_tf.export import tflite as lite
+    monkeypatch.delenv(lite.CONVERTER_ENV, raising=False)
+    assert lite.tf_lite_problem() is None        # the trigger: TF still has tf.lite
+    assert lite.pick_converter(None, "int8") == "tf.lite"
+    monkeypatch.setenv(lite.CONVERTER_ENV, "tflite")
+    with pytest.raises(ExportError, match="ALBERT_TF_TFLITE_CONVERTER.*auto"):
+        lite.pick_converter(None)
+    monkeypatch.setenv(lite.CONVERTER_ENV, "litert")
+    with pytest.raises(ExportError, match="int8: LiteRT's converter converts float models"):
+        lite.pick_converter(None, "int8")
+    with pytest.raises(ExportError, match="--with_tokenizer: the tokenizer's custom ops"):
+        lite.pick_converter(None, "none", with_tokenizer=True)
+    monkeypatch.setattr(lite, "tf_lite_problem", lambda: "no tf.lite here")
+    with pytest.raises(ExportError, match="tf.lite converter: no tf.lite here"):
+        lite.pick_converter("tf.lite")
+    with pytest.raises(ExportError, match="no tf.lite here, and LiteRT's.*float models only"):
+        lite.pick_converter("auto", "dynamic")
+    monkeypatch.setattr(lite, "litert_problem", lambda q, t: None)
+    assert lite.pick_converter("auto", "none") == "litert"
+
+
+def test_litert_converter_float_export_answers_as_tf_lite(model_dir, source, float_export,
+                                                          tmp_path):
+    """LiteRT's converter (litert-converter, installed by make) on the float export of
+    `float_export`: the same signatures, inputs and outputs, the same probabilities, the
+    weights shared by the buckets; op set differences are the known rewrites."""
+    # make install puts litert-converter in .venv/litert-converter, outside site-packages
+    # (its pins conflict with TensorFlow's stack; Makefile), so pip check stays clean.
+    litert_dir = os.path.join(sys.prefix, "litert-converter")
+    if os.path.isdir(litert_dir) and litert_dir not in sys.path:
+        sys.path.append(litert_dir)
+    pytest.importorskip("litert_converter.mlir._mlir_libs.converter_api_ext")
+    from albert_tf.export.tflite import export_tflite
+    from albert_tflite.runner import TFLiteRunner
+    out = str(tmp_path / "litert")
+    export_tflite(model_dir, out, seq_lengths=[16, SEQ], batch_size=2, source=source,
+                  converter="litert")
+    metas = []
+    for path in (float_export, out):
+        with open(os.path.join(path, "metadata.json")) as f:
+            metas.append(json.load(f))
+    ours, theirs = metas
+    assert (ours["converter"], theirs["converter"]) == ("tf.lite", "litert")
+    assert ours["signatures"] == theirs["signatures"]
+    assert theirs["custom_ops"] == [] and "SHAPE" not in theirs["ops"]["by_type"]
+    # tf.lite's GATHER, STRIDED_SLICE and SQUARED_DIFFERENCE come as GATHER_ND, SLICE and
+    # SUB + MUL from XLA's StableHLO; every other op is the same.
+    renamed = {"GATHER", "STRIDED_SLICE", "SQUARED_DIFFERENCE", "GATHER_ND", "SLICE"}
+    assert (set(ours["ops"]["by_type"]) ^ set(theirs["ops"]["by_type"])) <= renamed
+    for op in ("FULLY_CONNECTED", "BATCH_MATMUL", "GELU", "SOFTMAX", "MEAN", "RSQRT"):
+        assert set(theirs["ops"]["by_type"][op]) == {"FLOAT32"}
+    size = os.path.getsize(os.path.join(float_export, "model.tflite"))
+    assert os.path.getsize(os.path.join(out, "model.tflite")) < 1.2 * size   # one copy
+    probs = [np.array([p["probabilities"] for p in TFLiteRunner(d).predict(TEXTS)])
+             for d in (float_export, out)]
+    np.testing.assert_allclose(probs[1], probs[0], atol=1e-5)
 
 
 def test_qat_needs_a_model_and_converts_through_the_same_path(model_dir, source, tmp_path):

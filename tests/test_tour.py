@@ -175,3 +175,22 @@ def test_the_setup_extras_are_pinned_and_the_tests_hold_the_peers():
     names = {re.split(r"[<>=!~ \[]", r)[0].lower().replace("_", "-")
              for r in captured["install_requires"] + [r for v in extras.values() for r in v]}
     assert not names - pinned, f"not in constraints.txt (make constraints): {names - pinned}"
+
+
+def test_the_newest_in_range_smoke_names_what_differs_from_the_pins(tmp_path):
+    """--newest (CI): the upgraded venv's versions against constraints.txt, and a benchmark
+    runtime skipped although the peers are installed is a failure there."""
+    constraints = "# pins\ntorch==2.13.0\nonnxruntime==1.31.1\nMarkupSafe==3.0.4\n"
+    freeze = ("torch==2.14.1\nonnxruntime==1.31.1\nmarkupsafe==3.0.4\ntriton==3.8.0\n"
+              "albert-tf @ file:///tmp/albert_tf-0.1.0-py3-none-any.whl\n")
+    assert tour.version_changes(constraints, freeze) == (["torch 2.13.0 -> 2.14.1"],
+                                                         ["triton==3.8.0"])
+    # the tested set installs PyTorch's +cpu build of the pinned version
+    assert tour.version_changes(constraints, "torch==2.13.0+cpu\n") == ([], [])
+    skip = ("  torch_int8: skipped: the Python package 'torch' is not installed "
+            "(pip install 'albert-tf[peers]' or pip install torch)\n")
+    bench = tour.Result(tour.Command("s", "albert-tf-benchmark --runtimes=torch_int8", 1), 1.0,
+                        skip, "", 0)
+    assert tour.check_step(bench, str(tmp_path), {}) == []
+    [problem] = tour.check_step(bench, str(tmp_path), {}, peers=True)
+    assert problem.startswith("benchmark runtime torch_int8: skipped with the peers installed")

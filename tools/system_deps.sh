@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The one system library albert-tf needs beyond Python wheels: libusb-1.0, which
-# tflite-support's native modules link (the metadata writers of every TFLite export and the
-# Task Library that tests run it with). Installs it with apt-get where it can (root, or
-# passwordless sudo); otherwise says how and fails.  (make install runs this.)
+# The one system library of the mobile SDK test environment (.venv-sdk, make sdk): libusb-1.0,
+# which tflite-support's native modules link (the TFLite Task Library that the tests run our
+# exports with). albert-tf itself needs none: its TFLite exports write the SDK metadata
+# without tflite-support. Installs it with apt-get where it can (root, or passwordless sudo);
+# otherwise says how and fails.  (make sdk runs this.)
 set -euo pipefail
 have() { ldconfig -p 2>/dev/null | grep -q 'libusb-1\.0\.so\.0'; }
 have && exit 0
@@ -17,9 +18,9 @@ if command -v apt-get >/dev/null; then
   fi
 fi
 cat >&2 <<'MSG'
-albert-tf needs the system library libusb-1.0 (tflite-support's native modules link it:
-TFLite exports embed the mobile SDK metadata with them) and could not install it. Install it,
-then rerun make:
+The mobile SDK test environment (.venv-sdk) needs the system library libusb-1.0 (the TFLite
+Task Library in tflite-support links it) and could not install it. Install it, then rerun
+make:
   Debian/Ubuntu: sudo apt-get install libusb-1.0-0     Fedora/RHEL: sudo dnf install libusbx
   macOS: brew install libusb
 MSG

@@ -4,10 +4,11 @@
     python3 tools/tour.py dist/albert_tf-0.1.0-py3-none-any.whl   # make tour
     python3 tools/tour.py --list                                   # the tour's commands
     python3 tools/tour.py WHEEL --venv=/tmp/tour-venv --keep       # reuse a venv, keep the dir
+    python3 tools/tour.py WHEEL --newest     # CI: then the newest-in-range smoke (step 6)
 
 1. Installs the wheel into a fresh virtualenv with plain pip, at the versions of
-   constraints.txt, with the extras the tour needs (`EXTRAS`) and tflite-support as the
-   README installs it (``--no-deps``). Timed on its own: it is not part of the tour.
+   constraints.txt, with the extras the tour needs (`EXTRAS`), as the README installs it.
+   Timed on its own: it is not part of the tour.
 2. Runs the wheel checks that are not tour commands (`CHECKS`): the Python API and the
    edge tools import from site-packages; a command without task data stops with one line
    naming ``--data_dir`` and ``ALBERT_TF_DATA_DIR``.
@@ -26,6 +27,16 @@
    naming the pip extra that adds it.
 5. Prints every command with its wall time, the tour's total, the install time, and the
    CPU (model name and the ISA flags that decide which artifact is fastest).
+6. With ``--newest`` (CI), the newest-in-range smoke (`newest_smoke`): constraints.txt pins
+   what the tour tested, setup.py's ranges admit newer releases, which is what a user's
+   ``pip install`` gets. The tour's venv is upgraded to the newest versions the ranges allow
+   (no constraints.txt; pip's eager upgrade, as a fresh install would resolve them) with the
+   benchmark's peers (`NEWEST_EXTRAS`); the versions that differ from constraints.txt are
+   printed; then the wheel checks and the tour's benchmark commands (`NEWEST_PROGRAMS`: our
+   exports and PyTorch's, ONNX Runtime's and OpenVINO's, each built and timed) run again,
+   offline, in fresh directories holding copies of what they read, and no runtime may be
+   skipped. A failure there means a range admits a version that breaks: fix it or cap the
+   range in setup.py, with the reason in a comment.
 
 `lint` checks the extraction without running anything (tests/test_tour.py): every
 command starts with an installed console script (or ``python``), names shipped configs,
@@ -54,6 +65,10 @@ TOUR_HEADING = "## A five-minute tour"
 TOUR_LANGUAGE = "bash"               # the fenced blocks that are the tour
 EXTRAS = "onnx,openvino"             # pip install 'albert_tf-*.whl[EXTRAS]'
 TOUR_BUDGET_S = 300                  # the README promises five minutes (2 CPU cores)
+# --newest: the extras of the newest-in-range smoke (the peers: PyTorch, transformers, ...),
+# and the tour commands it runs again (by program) after the wheel checks.
+NEWEST_EXTRAS = "onnx,openvino,peers"
+NEWEST_PROGRAMS = ("albert-tf-benchmark",)
 MIN_ACCURACY = 0.70                  # the tour model's SST-2 dev accuracy, any export
 ISA_FLAGS = ("avx2", "avx512f", "avx512_vnni", "amx_int8")
 # Flags whose value is a path a command writes (per console script); every other
@@ -290,8 +305,9 @@ def run_command(command: Command, cwd: str, env: dict, prefix: list[str]) -> Res
                   "".join(kept["err"]), returncode)
 
 
-def check_step(result: Result, cwd: str, notes: dict) -> list[str]:
-    """What the output of one tour command must show; problems, one line each."""
+def check_step(result: Result, cwd: str, notes: dict, peers: bool = False) -> list[str]:
+    """What the output of one tour command must show; problems, one line each. ``peers``:
+    the benchmark's peers are installed, so no benchmark runtime may be skipped."""
     c, out, err = result.command, result.stdout, result.stderr
     flags = c.flags()
     problems = []
@@ -340,6 +356,9 @@ def check_step(result: Result, cwd: str, notes: dict) -> list[str]:
                                 out, re.MULTILINE)
             if skipped:
                 notes.setdefault("benchmark runtimes skipped", []).append(runtime)
+                if peers:
+                    problems.append(f"benchmark runtime {runtime}: skipped with the peers "
+                                    f"installed: {skipped.group(0).strip()}")
             if not timed and not skipped:
                 problems.append(f"benchmark runtime {runtime}: neither timed nor skipped with "
                                 "a line naming the pip extra that adds it")
@@ -350,12 +369,77 @@ def install(wheel: str, venv: str, python: str) -> None:
     constraints = os.path.join(ROOT, "constraints.txt")
     pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q"]
     steps = [[python, "-m", "venv", venv], pip + ["--upgrade", "pip"],
-             pip + ["-c", constraints, f"{wheel}[{EXTRAS}]"],
-             # tflite-support's metadata writers, as the README installs them
-             pip + ["-c", constraints, "--no-deps", "tflite-support"]]
+             pip + ["-c", constraints, f"{wheel}[{EXTRAS}]"]]
     for step in steps:
         _say(" ".join(shlex.quote(os.path.basename(w) if w == wheel else w) for w in step))
         subprocess.run(step, check=True)
+
+
+def _pins(text: str) -> dict[str, str]:
+    """``name==version`` lines (constraints.txt, ``pip freeze``) by normalized name."""
+    pins = {}
+    for line in text.splitlines():
+        name, eq, version = line.split("#")[0].strip().partition("==")
+        if eq:
+            pins[re.sub(r"[-_.]+", "-", name.strip()).lower()] = version.strip()
+    return pins
+
+
+def version_changes(constraints: str, freeze: str) -> tuple[list[str], list[str]]:
+    """What a venv's ``pip freeze`` holds against constraints.txt: ``name old -> new`` for
+    each pinned package at another version, ``name==version`` for each package not pinned
+    (a local ``+cpu`` label counts as the pinned version: constraints.txt drops it)."""
+    pinned, installed = _pins(constraints), _pins(freeze)
+    changed = [f"{name} {pinned[name]} -> {version}" for name, version in sorted(installed.items())
+               if name in pinned and version.split("+")[0] != pinned[name]]
+    added = [f"{name}=={version}" for name, version in sorted(installed.items())
+             if name not in pinned and not name.startswith("albert-tf")]
+    return changed, added
+
+
+def upgrade_to_newest(wheel: str, venv: str) -> str:
+    """Upgrades ``venv`` to the newest versions setup.py's ranges allow, with `NEWEST_EXTRAS`,
+    without constraints.txt; returns its ``pip freeze``."""
+    python = os.path.join(venv, "bin", "python")
+    step = [python, "-m", "pip", "install", "-q", "--upgrade", "--upgrade-strategy", "eager",
+            f"{wheel}[{NEWEST_EXTRAS}]"]
+    _say(" ".join(os.path.basename(w) if w == step[-1] else w for w in step))
+    subprocess.run(step, check=True)
+    return subprocess.run([python, "-m", "pip", "freeze"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def newest_smoke(wheel: str, venv: str, commands: list[Command], tour_dir: str, work: str,
+                 env: dict, prefix: list[str]) -> tuple[bool, dict[str, float]]:
+    """Step 6 of the module docstring, after the tour (which wrote what the commands read,
+    in ``tour_dir``); ``(passed, seconds per part)``."""
+    seconds, start = {}, time.monotonic()
+    freeze = upgrade_to_newest(wheel, venv)
+    seconds["upgrade"] = time.monotonic() - start
+    with open(os.path.join(ROOT, "constraints.txt"), encoding="utf-8") as f:
+        changed, added = version_changes(f.read(), freeze)
+    _say("newest in range, against constraints.txt: "
+         + (", ".join(changed) or "every pinned package at its pinned version"))
+    _say(f"added with [{NEWEST_EXTRAS}]: " + (", ".join(added) or "nothing"))
+    start = time.monotonic()
+    smoke = [(f"check: {title}", Command("check", script, 0)) for title, script in CHECKS]
+    smoke += [(f"README.md:{c.line} $ {c.text}", c) for c in commands
+              if c.program in NEWEST_PROGRAMS]
+    for index, (title, command) in enumerate(smoke, 1):
+        cwd = os.path.join(work, "newest", str(index))
+        for path in read_paths(command):
+            shutil.copytree(os.path.join(tour_dir, path), os.path.join(cwd, path))
+        os.makedirs(cwd, exist_ok=True)
+        _say(f"newest {index}/{len(smoke)} {title}")
+        result = run_command(command, cwd, env, prefix)
+        problems = ([f"exit {result.returncode}"] if result.returncode else
+                    check_step(result, cwd, {}, peers=True))
+        if problems:
+            for p in problems:
+                _say(f"FAILED: newest-in-range {title}: {p}")
+            return False, seconds
+    seconds["smoke"] = time.monotonic() - start
+    return True, seconds
 
 
 # Checks of the installed wheel that are not tour commands (from the wheel smoke test).
@@ -387,6 +471,10 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--python", default=os.environ.get("PYTHON", "python3"),
                         help="the Python that creates the virtualenv")
+    parser.add_argument("--newest", action="store_true", help="after the tour, upgrade its "
+                        "virtualenv (--venv's too) to the newest versions setup.py's ranges "
+                        f"allow, with [{NEWEST_EXTRAS}], and run the wheel checks and the "
+                        "benchmark commands again (CI)")
     args = parser.parse_args(argv)
 
     with open(README, encoding="utf-8") as f:
@@ -471,6 +559,13 @@ def main(argv=None) -> int:
         print(f"Virtualenv: {_minutes(install_s)}; wheel checks: {_minutes(checks_s)}; "
               f"tour: {len(results)} commands in {_minutes(tour_s)} "
               f"(budget {_minutes(TOUR_BUDGET_S)}{'' if tour_s <= TOUR_BUDGET_S else ': OVER'})")
+        if args.newest:
+            passed, seconds = newest_smoke(os.path.abspath(args.wheel), venv, commands,
+                                           tour_dir, work, env, prefix)
+            print("Newest in range: " + "; ".join(f"{part} {_minutes(t)}"
+                                                   for part, t in seconds.items())
+                  + ("" if passed else "; FAILED"))
+            return 0 if passed else 1
         return 0
     finally:
         if args.keep:

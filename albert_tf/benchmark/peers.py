@@ -166,17 +166,20 @@ def export_openvino(onnx_path: str, xml: str) -> str:
     return _save_openvino(ov.convert_model(onnx_path), xml)
 
 
-def calibration_samples(model_dir: str, train_tsv: str, seq: int,
-                        num: int = 128) -> list[dict[str, np.ndarray]]:
+def calibration_samples(model_dir: str, train_tsv: str, seq: int, num: int = 128,
+                        do_lower_case: bool | None = None) -> list[dict[str, np.ndarray]]:
     """The first ``num`` sentences of a ``sentence<TAB>label`` TSV (SST-2 *train*), tokenized
-    with the model directory's own tokenizer (its recorded casing) and packed as
-    ``[CLS] sentence [SEP]`` padded to ``seq``: ``[1, seq]`` int64 inputs named as the ONNX
-    inputs (`ONNX_INPUTS`)."""
-    from albert_tf.checkpoints import recorded_casing
+    with the model directory's own tokenizer (its recorded casing, or ``do_lower_case`` when
+    given: reading the casing imports TensorFlow, which a peer's build process must not) and
+    packed as ``[CLS] sentence [SEP]`` padded to ``seq``: ``[1, seq]`` int64 inputs named as
+    the ONNX inputs (`ONNX_INPUTS`)."""
     from albert_tf.data.task_data import read_examples
     from albert_tf.text.vocabulary import load_tokenizer
-    casing = recorded_casing(model_dir)
-    tokenizer = load_tokenizer(model_dir, do_lower_case=True if casing is None else casing)
+    if do_lower_case is None:
+        from albert_tf.checkpoints import recorded_casing
+        casing = recorded_casing(model_dir)
+        do_lower_case = True if casing is None else casing
+    tokenizer = load_tokenizer(model_dir, do_lower_case=do_lower_case)
     examples = read_examples(train_tsv, ["sentence"], None, has_header=True)[:num]
     if not examples:
         raise ValueError(f"{train_tsv}: no sentences (expected a 'sentence' header column).")

@@ -23,17 +23,29 @@ Per model (official configs with random weights, or given model directories):
   as ONNX Runtime's fused operators, shared layer stored once) on ONNX Runtime, float32 and
   its dynamic int8, timed by the same worker runner as the ``onnx*`` peers.
 
-A runtime whose Python package is not installed (while building its artifact here, or
-loading it in the worker) is skipped with one line naming the package and the pip command;
+A runtime whose Python package is not installed (while building its artifact, or loading
+it in the worker) is skipped with one line naming the package and the pip command;
 `benchmark_model` records it in ``skipped`` for the report.
+
+Every runtime is timed in a child process (`time_in_worker`), and every peer's artifact is
+built in one (`build_peer`, `albert_tf.benchmark.peer_worker`): only our model directory's
+Hugging Face layout is exported here. So PyTorch, ONNX Runtime and OpenVINO never load into
+the driver, which has TensorFlow (PyTorch's CUDA wheels bring Triton, whose LLVM segfaults
+when loaded after TensorFlow's: docs/setup.md), and a peer whose export, or any runtime whose
+timing, crashes (a segmentation fault, an abort, the out-of-memory killer) loses its own
+rows, with one line naming the runtime and the signal or exit status (`RuntimeFailed`), not
+the whole run: `benchmark_model` records it in ``failed`` for the report. (Our own exports
+are built here: TensorFlow, our code.)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 from typing import Callable
 
 from albert_tf.benchmark.runtimes import OPENVINO_PRECISIONS
@@ -72,6 +84,7 @@ PEERS_EXTRA = "peers"
 
 
 NOT_INSTALLED = "the Python package '{}' is not installed"
+FUSIONS_LINE = "onnx_opt fusions:"   # starts the line of `ArtifactBuilder.onnx_opt`
 
 
 def pip_fix(package: str, runtime: str | None = None) -> str:
@@ -137,23 +150,31 @@ class ArtifactBuilder:
     """Builds (once, cached on disk) the artifact each runtime needs for one model."""
 
     def __init__(self, model_dir: str, work_dir: str, data_dir: str,
-                 echo: Callable[[str], None] = print):
+                 echo: Callable[[str], None] = print, do_lower_case: bool | None = None):
+        """``do_lower_case``: the casing of the model directory's tokenizer for the NNCF
+        calibration text (None: read from the model directory, which imports TensorFlow;
+        `build_peer` passes it to its TensorFlow-free child)."""
         self.model_dir, self.work_dir, self.data_dir, self.echo = \
             model_dir, work_dir, data_dir, echo
-        self._fusions_shown = False
+        self.do_lower_case = do_lower_case
+        self.fusions_shown = False   # the onnx_opt fusion counts are printed once
 
     @property
     def config(self):
-        from albert_tf.checkpoints import load_config_from_dir
-        return load_config_from_dir(self.model_dir)
+        """The model directory's config.json, read without TensorFlow (`albert_tf.config`):
+        the peers' artifacts are built in processes that never import it."""
+        from albert_tf.config import AlbertConfig
+        return AlbertConfig.from_json(os.path.join(self.model_dir, "config.json"))
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.work_dir, *parts)
 
     def hf_dir(self) -> str:
-        from albert_tf.interop.converter import export_hf
+        """The model directory's Hugging Face layout (TensorFlow: `build_peer` exports it in
+        the driver, before the peer's own TensorFlow-free process takes it)."""
         out = self.path("hf")
         if not os.path.exists(out):
+            from albert_tf.interop.converter import export_hf
             self.echo(f"  exporting {out}")
             export_hf(self.model_dir, out)
         return out
@@ -202,9 +223,9 @@ class ArtifactBuilder:
                 export_onnx(self.hf_dir(), eager, attn_implementation="eager")
             self.echo(f"  optimizing {optimized}")
             optimize_onnx(eager, optimized, config.num_attention_heads, config.hidden_size)
-        if not self._fusions_shown:
-            self._fusions_shown = True
-            self.echo("  onnx_opt fusions: "
+        if not self.fusions_shown:
+            self.fusions_shown = True
+            self.echo(f"  {FUSIONS_LINE} "
                       + describe_fusions(read_fusions(optimized), config.num_hidden_layers))
         if not int8:
             return optimized
@@ -249,7 +270,7 @@ class ArtifactBuilder:
             require("openvino", "nncf")
             float_xml = self.openvino()
             samples = calibration_samples(self.model_dir, self.sst2_train(), seq,
-                                          NNCF_CALIBRATION_SENTENCES)
+                                          NNCF_CALIBRATION_SENTENCES, self.do_lower_case)
             self.echo(f"  quantizing {xml} (NNCF, {len(samples)} SST-2 train sentences, "
                       f"seq {seq})")
             quantize_openvino_int8(float_xml, xml, samples)
@@ -340,21 +361,117 @@ class ArtifactBuilder:
         raise ValueError(f"unknown runtime {runtime!r}; use one of {RUNTIMES}.")
 
 
+class RuntimeFailed(RuntimeError):
+    """A runtime's child process failed (a peer's export: `build_peer`; any runtime's timing
+    worker: `time_in_worker`). ``reason``: one line, what failed and how (the signal that
+    killed it, or its exit status and the last line of its stderr); ``stderr``: all of it
+    (with a Python stack from faulthandler after a crash)."""
+
+    def __init__(self, stage: str, returncode: int, stderr: str):
+        last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()),
+                    "")
+        self.stage, self.returncode, self.stderr = stage, returncode, stderr
+        self.reason = f"{stage} {describe_exit(returncode)}" + (
+            f": {last}" if returncode > 0 and last else "")
+        super().__init__(f"{self.reason}\n{stderr[-2000:]}")
+
+
+def describe_exit(returncode: int) -> str:
+    """``killed by SIGSEGV (signal 11)``, ``exited with status 1``."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "an unknown signal"
+    oom = ", as the out-of-memory killer does" if -returncode == signal.SIGKILL else ""
+    return f"killed by {name} (signal {-returncode}{oom})"
+
+
+def _child(module: str, *args: str) -> list[str]:
+    """The command that runs ``module`` in a fresh Python, with faulthandler on (a crash
+    leaves its Python stack on stderr)."""
+    return [sys.executable, "-X", "faulthandler", "-m", module, *args]
+
+
+def _shapes_flag(shapes: list[tuple[int, int]]) -> str:
+    return "--shapes=" + ",".join(f"{b}x{s}" for b, s in shapes)
+
+
+def _missing(stdout: str) -> ModuleNotFoundError:
+    """The worker's missing-package JSON (its last line) as a ModuleNotFoundError."""
+    report = json.loads(stdout.strip().splitlines()[-1])
+    return ModuleNotFoundError(report["message"], name=report["package"])
+
+
+def check_installed(*packages: str) -> None:
+    """Raises ModuleNotFoundError (``name``: the package) for the first of ``packages`` that
+    is not installed, without importing it (`importlib.util.find_spec`): the driver checks a
+    peer's packages before exporting anything for it, but never loads them."""
+    import importlib.util
+    for package in packages:
+        if importlib.util.find_spec(package) is None:
+            raise ModuleNotFoundError(f"No module named {package!r}", name=package)
+
+
+def build_peer(builder: ArtifactBuilder, runtime: str,
+               shapes: list[tuple[int, int]]) -> tuple[str, str]:
+    """``(worker runtime, artifact)`` of a peer (`HF_RUNTIMES`): the model directory's
+    Hugging Face layout is exported here (our code, TensorFlow), the rest
+    (`ArtifactBuilder.artifact`: the PyTorch ONNX export, ONNX Runtime's optimizer and
+    quantizer, OpenVINO, NNCF) in a child process that never imports TensorFlow
+    (`albert_tf.benchmark.peer_worker`), whose progress lines are echoed as they come.
+
+    Raises ModuleNotFoundError when PyTorch, transformers or the peer's own package is not
+    installed, `RuntimeFailed` when the child fails (a crash included)."""
+    check_installed("torch", "transformers")   # every peer starts from the PyTorch model
+    builder.hf_dir()
+    do_lower_case = builder.do_lower_case
+    if do_lower_case is None:
+        from albert_tf.checkpoints import recorded_casing
+        casing = recorded_casing(builder.model_dir)
+        do_lower_case = True if casing is None else casing
+    command = _child("albert_tf.benchmark.peer_worker", f"--runtime={runtime}",
+                     f"--model_dir={builder.model_dir}", f"--work_dir={builder.work_dir}",
+                     _shapes_flag(shapes),
+                     "--do_lower_case" if do_lower_case else "--no-do_lower_case",
+                     *([f"--data_dir={builder.data_dir}"] if builder.data_dir else []),
+                     *(["--fusions_shown"] if builder.fusions_shown else []))
+    report = None
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as stderr:
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True) as child:
+            for line in child.stdout:
+                line = line.rstrip("\n")
+                if line.startswith("{"):   # its result (or missing-package) JSON
+                    report = line
+                    continue
+                builder.echo(line)
+                if FUSIONS_LINE in line:
+                    builder.fusions_shown = True
+        stderr.seek(0)
+        errors = stderr.read()
+    if child.returncode == MISSING_PACKAGE_EXIT and report:
+        raise _missing(report)
+    if child.returncode or report is None:
+        raise RuntimeFailed("export", child.returncode, errors)
+    result = json.loads(report)
+    return result["worker_runtime"], result["artifact"]
+
+
 def time_in_worker(runtime: str, artifact: str, shapes: list[tuple[int, int]], vocab_size: int,
                    threads: int, min_seconds: float) -> dict:
     """Runs `albert_tf.benchmark.worker` in a fresh process; returns its JSON. Raises
     ModuleNotFoundError (``name``: the package) when the worker reports that the runtime's
-    package is not installed."""
-    command = [sys.executable, "-m", "albert_tf.benchmark.worker", f"--runtime={runtime}",
-               f"--artifact={artifact}", "--shapes=" + ",".join(f"{b}x{s}" for b, s in shapes),
-               f"--vocab_size={vocab_size}", f"--threads={threads}",
-               f"--min_seconds={min_seconds}"]
+    package is not installed, `RuntimeFailed` when the worker fails (a crash included)."""
+    command = _child("albert_tf.benchmark.worker", f"--runtime={runtime}",
+                     f"--artifact={artifact}", _shapes_flag(shapes),
+                     f"--vocab_size={vocab_size}", f"--threads={threads}",
+                     f"--min_seconds={min_seconds}")
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode == MISSING_PACKAGE_EXIT:
-        report = json.loads(result.stdout.strip().splitlines()[-1])
-        raise ModuleNotFoundError(report["message"], name=report["package"])
+        raise _missing(result.stdout)
     if result.returncode != 0:
-        raise RuntimeError(f"{runtime} on {artifact} failed:\n{result.stderr[-2000:]}")
+        raise RuntimeFailed("timing", result.returncode, result.stderr)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -407,7 +524,8 @@ def merge_rounds(timings: list[dict]) -> dict:
 def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, data_dir: str,
                     threads: int, min_seconds: float, cpu, echo=print,
                     skipped: dict[str, str] | None = None,
-                    profiles: list | None = None, rounds: int = 1) -> list[Measurement]:
+                    profiles: list | None = None, rounds: int = 1,
+                    failed: dict[str, str] | None = None) -> list[Measurement]:
     """Builds and times each runtime of one model; returns its measurements.
 
     ``rounds`` > 1: every runtime is timed that many times, round-robin (a fresh worker each
@@ -419,13 +537,19 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
 
     ``skipped`` (runtime -> reason) collects the runtimes that could not run, across models:
     one whose package is missing is reported with one line the first time and then left
-    out for every later model (the package will not appear mid-run)."""
+    out for every later model (the package will not appear mid-run).
+
+    ``failed`` (runtime -> ``"model: reason"``, ``"; "``-joined across models) collects the
+    runtimes whose export or timing failed (`RuntimeFailed`: a peer's export and every
+    timing run in child processes, so a crash included): each is named with one line, its
+    rows of this model are left out (every round's), and the other runtimes run on."""
     import albert_tf
     from albert_tf.benchmark.flops import flops_per_sequence
     from albert_tf.checkpoints import load_config_from_dir
     config = load_config_from_dir(model_dir)
     builder = ArtifactBuilder(model_dir, os.path.join(work_dir, name), data_dir, echo)
     skipped = {} if skipped is None else skipped
+    failed = {} if failed is None else failed
     missing = {r for r, reason in skipped.items() if reason.endswith(" is not installed")}
     timings: dict[str, list[dict]] = {}
     artifacts: dict[str, tuple[str, str]] = {}
@@ -442,7 +566,9 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
                     continue
             try:
                 if runtime not in artifacts:
-                    artifacts[runtime] = builder.artifact(runtime, shapes)
+                    artifacts[runtime] = (build_peer(builder, runtime, shapes)
+                                          if runtime in HF_RUNTIMES
+                                          else builder.artifact(runtime, shapes))
                 worker_runtime, artifact = artifacts[runtime]
                 echo(f"  timing {name} {runtime} {shapes}"
                      + (f" (round {round_index + 1}/{rounds})" if rounds > 1 else ""))
@@ -455,6 +581,17 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
                 skipped[runtime] = NOT_INSTALLED.format(package)
                 missing.add(runtime)
                 echo(f"  {runtime}: skipped: {skipped[runtime]} ({pip_fix(package, runtime)})")
+                continue
+            except RuntimeFailed as e:
+                timings.pop(runtime, None)   # and no later round: its rows are left out
+                log = builder.path("logs", f"{runtime}.{e.stage}.log")
+                os.makedirs(os.path.dirname(log), exist_ok=True)
+                with open(log, "w", encoding="utf-8") as f:
+                    f.write(e.stderr)
+                why = f"{name}: {e.reason}"
+                failed[runtime] = f"{failed[runtime]}; {why}" if runtime in failed else why
+                echo(f"  {name} {runtime}: FAILED, its rows are left out: {e.reason} "
+                     f"(stderr: {log})")
                 continue
             timings.setdefault(runtime, []).append(timed)
     rows = []

@@ -79,7 +79,7 @@ def missing_package(error: ModuleNotFoundError) -> str | None:
     return None if not package or package in ("albert_tf", "albert_tflite") else package
 
 
-def _missing_package(runtime: str, error: ModuleNotFoundError) -> int:
+def report_missing_package(runtime: str, error: ModuleNotFoundError) -> int:
     """Prints the missing-package JSON; re-raises when the missing module is our own."""
     package = missing_package(error)
     if package is None:
@@ -108,14 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runner = RUNNERS[args.runtime](args.artifact, args.threads)
     except ModuleNotFoundError as e:
-        return _missing_package(args.runtime, e)
+        return report_missing_package(args.runtime, e)
     results = []
     for shape in args.shapes.split(","):
         batch, seq = (int(v) for v in shape.lower().split("x"))
         try:   # some runners import their runtime here (TFLite)
             call = runner.prepare(token_inputs(batch, seq, args.vocab_size))
         except ModuleNotFoundError as e:
-            return _missing_package(args.runtime, e)
+            return report_missing_package(args.runtime, e)
         latencies = time_call(call, args.min_iterations, args.min_seconds, args.warmup,
                               on_warm=lambda: _enable_perf(args.perf_control))
         median = statistics.median(latencies)

@@ -17,6 +17,12 @@ skips the per-shape latency runs.
 A runtime whose Python package is not installed is skipped with one line naming the
 package and the pip command (the peers: ``pip install 'albert-tf[peers]'``); the report
 lists it under "skipped", and says so when no peer ran at all.
+
+Each runtime is timed in a process of its own, and each peer (PyTorch, ONNX Runtime,
+OpenVINO) is exported in one too: a peer whose export, or any runtime whose timing, fails
+(a crash included) loses its rows and nothing else. One line names it with the signal or
+exit status, the report lists it under "failed", and the command exits with status 1 once
+the report of everything else is written.
 """
 
 from __future__ import annotations
@@ -204,6 +210,7 @@ def main(argv: list[str]) -> None:
     targets += [(os.path.basename(os.path.normpath(d)), d) for d in FLAGS.model_dirs]
     rows, e2e_rows = [], []
     skipped: dict[str, str] = {}   # runtime -> why it did not run (e.g. a missing package)
+    failed: dict[str, str] = {}    # runtime -> how its export or timing failed, per model
     profiles: list | None = [] if FLAGS.profile else None   # --profile: (title, profile)
     echo = lambda s: print(s, flush=True)  # noqa: E731
     for index, (name, model_dir) in enumerate(targets, 1):
@@ -211,7 +218,7 @@ def main(argv: list[str]) -> None:
         if parsed:
             rows += benchmark_model(name, model_dir, runtimes, parsed, work, data_dir,
                                     FLAGS.threads, min_seconds, cpu, echo=echo, skipped=skipped,
-                                    profiles=profiles, rounds=FLAGS.rounds)
+                                    profiles=profiles, rounds=FLAGS.rounds, failed=failed)
         if e2e:
             from albert_tf.benchmark.end_to_end import benchmark_end_to_end
             quantizations, batch_sizes, buckets, _, servers = e2e
@@ -238,7 +245,9 @@ def main(argv: list[str]) -> None:
                         "peak like the fp32 runtimes")
     if skipped:
         meta["skipped"] = skipped
-    note = peers_note(runtimes, rows, skipped)
+    if failed:
+        meta["failed"] = failed
+    note = peers_note(runtimes, rows, {**skipped, **failed})
     if note:
         print(note, flush=True)
         meta["peers"] = note
@@ -246,6 +255,10 @@ def main(argv: list[str]) -> None:
         meta["sst2_end_to_end"] = ("official configs: their random encoder + a random 2-class "
                                    "head (accuracy n/a); --model_dirs: their trained weights")
     print(write_report(FLAGS.output_dir, rows, meta, end_to_end=e2e_rows, profiles=profiles))
+    for runtime, why in failed.items():   # last: the lines a reader of the end looks for
+        print(f"FAILED: {runtime} ({why}); its rows are left out, the others stand "
+              f"(logs: {os.path.join(work, '<model>', 'logs')})", flush=True)
+    return 1 if failed else 0
 
 
 def run() -> None:

@@ -9,9 +9,12 @@ directory, and albert-tf model directories back to Hugging Face or to a keras-hu
         # tokenizer_config.json's do_lower_case
     albert-tf-convert --from=keras_hub --input=preset_dir --output_dir=out/kh
     albert-tf-convert --to=hf --input=out/albert_base --output_dir=hf_out
+        # a finetuned directory: AlbertForSequenceClassification & co. with its labels and a
+        # tokenizer.json giving our ids (AutoModelFor... / AutoTokenizer.from_pretrained)
     albert-tf-convert --to=keras_hub --input=out/albert_base --output_dir=kh_preset
         # AlbertBackbone (or BertBackbone: E == H, nothing shared) + AlbertTokenizer
-        # (vocab.model) or BertTokenizer (vocab.txt); round trip back to ours:
+        # (vocab.model) or BertTokenizer (vocab.txt) + preprocessor; a finetuned classifier
+        # is an AlbertTextClassifier / BertTextClassifier task preset; back to ours:
     albert-tf-convert --from=keras_hub --input=kh_preset --output_dir=out/again
 
 Prints the mapping report: every source tensor mapped, skipped (and why) or unknown,

@@ -6,7 +6,8 @@ TFLite has no kernels for. On a phone the graph may only use TFLite builtins and
 app can register (tensorflow-text's ``FastSentencepieceTokenize``), so this module moves the
 preprocessing *into the SentencePiece normalizer*:
 
-* `deployment_spm_proto` returns a copy of the vocabulary whose normalizer (a character map
+* `deployment_spm_proto` (in `albert_tf.text.plain_spm`, shared with the mobile SDK and
+  keras-hub exports) returns a copy of the vocabulary whose normalizer (a character map
   compiled by SentencePiece itself, applied by ``FastSentencepieceTokenizer`` before
   segmentation) is the composition of ALBERT's ``preprocess_text`` (whitespace cleanup,
   ````/``''`` -> ``"``, NFKD + accent removal, lower-casing) and the vocabulary's own
@@ -24,76 +25,10 @@ followed by a trailing jamo). Invalid UTF-8 bytes become ``<unk>`` pieces rather
 
 from __future__ import annotations
 
-import functools
-import sys
-
 import numpy as np
 
 from albert_tf.backend import tf
-
-
-def _is_surrogate(c: int) -> bool:
-    return 0xD800 <= c <= 0xDFFF
-
-
-@functools.lru_cache(maxsize=8)
-def deployment_spm_proto(spm_model: bytes, do_lower_case: bool = True) -> bytes:
-    """A copy of ``spm_model`` whose normalizer also does ALBERT's ``preprocess_text``.
-
-    For every code point ``c`` the new character map holds
-    ``N(P(c))`` where ``P`` is the per-character part of ``preprocess_text`` (NFKD without
-    combining marks, then lower-casing; Python whitespace -> space) and ``N`` the
-    vocabulary's own character map; plus the two-character rules ````` -> ``"`` and
-    ``''`` -> ``"`` and the vocabulary's multi-character rules whose characters ``P``
-    leaves alone. SentencePiece's own whitespace collapsing then does the rest of
-    ``" ".join(text.split())``.
-    """
-    import sentencepiece as spm
-    from sentencepiece import sentencepiece_model_pb2 as model_pb2
-
-    from albert_tf.text.preprocessing import codepoint_table, whitespace_codepoints
-
-    raw = spm.SentencePieceNormalizer(model_proto=spm_model, add_dummy_prefix=False,
-                                      escape_whitespaces=False, remove_extra_whitespaces=False)
-    original = dict(raw.decompile())
-    _, per_char = codepoint_table(bool(do_lower_case))
-    spaces = set(whitespace_codepoints())
-
-    def normalize(s: str) -> str:
-        if len(s) == 1:
-            return original.get(s, s)
-        return raw.normalize(s) if s else s
-
-    rules: dict[str, str] = {}
-    for c in range(sys.maxunicode + 1):
-        if _is_surrogate(c):
-            continue
-        ch = chr(c)
-        if c in spaces:
-            target = normalize(" ")
-        elif c in per_char:
-            target = normalize("".join(chr(x) for x in per_char[c]))
-        else:
-            target = normalize(ch)
-        if target != ch:
-            rules[ch] = target
-    for key, target in original.items():
-        if len(key) > 1 and all(ord(x) not in per_char and ord(x) not in spaces for x in key):
-            rules[key] = target
-    quote = normalize('"')
-    rules["``"] = quote
-    rules["''"] = quote
-
-    spm.set_min_log_level(1)     # the normalizer builder logs its sizes at INFO level
-    compiled = spm.SentencePieceNormalizer(norm_map=sorted(rules.items()))
-    spec = model_pb2.NormalizerSpec()
-    spec.ParseFromString(compiled.serialized_normalizer_spec())
-    model = model_pb2.ModelProto()
-    model.ParseFromString(spm_model)
-    model.normalizer_spec.name = "albert_preprocess_" + (model.normalizer_spec.name or "identity")
-    model.normalizer_spec.precompiled_charsmap = spec.precompiled_charsmap
-    model.normalizer_spec.ClearField("normalization_rule_tsv")
-    return model.SerializeToString()
+from albert_tf.text.plain_spm import deployment_spm_proto
 
 
 def digit_comma_table(py_tokenizer) -> np.ndarray:

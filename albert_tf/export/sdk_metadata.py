@@ -4,8 +4,9 @@ TFLite Task Library (``BertNLClassifier``, ``BertQuestionAnswerer``) and MediaPi
 (``TextClassifier``, ``TextEmbedder``) run a BERT-style model without app code for
 tokenization: they read the tokenizer, the tensor roles (``ids``, ``mask``,
 ``segment_ids``), the label file and the score tensor from the TFLite metadata schema
-embedded in the model file. This module writes that metadata with tflite-support's metadata
-writers (the maintained implementation of the schema):
+embedded in the model file. This module writes that metadata as tflite-support's metadata
+writers did (`albert_tf.export.tflite_metadata`: the schema written with the flatbuffers
+runtime; ``tests/test_sdk_metadata_writer.py`` holds it to tflite-support's writers):
 
 ==================  ===================================  ====================================
 head                outputs of the SDK-shaped export     SDK tasks
@@ -20,7 +21,7 @@ The embedded vocabulary (`sdk_vocabulary`) is the model directory's, of either k
 
 * SentencePiece (``vocab.model``): the SDKs tokenize with plain SentencePiece, no ALBERT
   preprocessing. The embedded model therefore carries ALBERT's preprocessing in its
-  normalizer (`albert_tf.export.lite_tokenizer.deployment_spm_proto`), and the digit-comma
+  normalizer (`albert_tf.text.plain_spm.carrying_proto`), and the digit-comma
   pieces that ALBERT splits (``"1,"``) are marked unused so that SentencePiece does not
   produce them. `check_vocabulary` proves on probe text that SentencePiece alone then gives
   our ids, and refuses a vocabulary that cannot.
@@ -43,35 +44,23 @@ The embedded vocabulary (`sdk_vocabulary`) is the model directory's, of either k
   `check_wordpiece` proves the ASCII agreement on probe text and refuses a vocabulary
   without it (a cased one: the SDKs lower-case ASCII); ``metadata.json`` records the class.
 
-tflite-support 0.4.4 pins ``protobuf<4``, which TensorFlow 2.21 cannot share; its metadata
-writers use no protobuf, so it is installed beside TensorFlow without its dependencies:
-``pip install --no-deps tflite-support==0.4.4`` (its wheels cover Python 3.8 to 3.11).
+A plain ``pip install albert-tf`` writes it: no SDK package is needed for the export (why
+none is used: `albert_tf.export.tflite_metadata`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import string
-import tempfile
 import unicodedata
 from typing import Callable, Mapping, Sequence
 
 from albert_tf.export.common import ExportError
 from albert_tf.text import vocabulary as vocab_lib
+from albert_tf.text.plain_spm import PROBE_TEXTS
 
-INSTALL_FIX = ("install tflite-support's metadata writers: `pip install --no-deps "
-               "tflite-support==0.4.4` (Python <= 3.11; `make install` does it), or export "
-               "without SDK metadata: --sdk_metadata=off")
 # The tensor names the SDKs look the BERT inputs up by (metadata names).
 SDK_INPUT_NAMES = ("ids", "mask", "segment_ids")
-# Text on which SentencePiece alone must give the ids of the Python tokenizer.
-PROBE_TEXTS = (
-    "Hello World", "A GREAT MOVIE, REALLY!", "Café, naïve résumé; ÉLAN and Ångström",
-    "``quoted'' and \u201ccurly\u201d \u2018quotes\u2019", "It's 1,000,000 or 2,5 -- 3.14",
-    "tabs\tand\nnew lines  and   spaces", "Fullwidth \uff21\uff22\uff23 and \u2163 numerals",
-    "ÜBER straße ﬁne", "it 's a 10, a 9, 1,2,3", "",
-)
 # The text on which the SDKs' BertTokenizer gives our WordPiece ids (uncased vocabularies).
 WORDPIECE_SAME_IDS = ("text of printable ASCII characters, tabs, newlines and carriage "
                       "returns; other characters may get other ids (the SDKs lower-case "
@@ -81,21 +70,6 @@ _SAME_IDS_CHARS = frozenset(string.printable) - frozenset("\x0b\x0c")
 WORDPIECE_PROBE_TEXTS = PROBE_TEXTS + (
     "$5 + <b>x</b> = 100% ^_^ `~|{}[]\\@#&*", "CR\r\nLF", "[CLS] not [SEP] special",
     "a" * 101 + " " + "b" * 100)
-
-
-def writers():
-    """tflite-support's metadata writer modules (an `ExportError` with the fix if absent)."""
-    try:
-        from tensorflow_lite_support.metadata.python.metadata_writers import (
-            bert_nl_classifier, metadata_info, metadata_writer)
-    except Exception as e:  # noqa: BLE001  (ImportError, or a broken native library)
-        fix = INSTALL_FIX
-        if "libusb" in str(e):
-            fix = ("install the system library it links: `apt-get install libusb-1.0-0` "
-                   "(`make install` does it), or export without SDK metadata: "
-                   "--sdk_metadata=off")
-        raise ExportError(f"mobile SDK metadata needs tflite-support ({e}); {fix}.") from None
-    return bert_nl_classifier, metadata_info, metadata_writer
 
 
 # Builtin-op versions newer than the TFLite Task Library 0.4.4 runtime (a 2023 TF Lite):
@@ -147,24 +121,17 @@ def same_ids(vocab: bytes) -> str:
 
 def _sentencepiece_vocabulary(vocab_file: str, do_lower_case: bool) -> bytes:
     """The SentencePiece model to embed: ALBERT's preprocessing in its normalizer, digit-comma
-    pieces unused; checked with `check_vocabulary`."""
-    from sentencepiece import sentencepiece_model_pb2 as model_pb2
-
-    from albert_tf.export.lite_tokenizer import deployment_spm_proto
-    from albert_tf.text.tokenizer import AlbertTokenizer, is_digit_comma_piece
+    pieces unused (`albert_tf.text.plain_spm.carrying_proto`); checked with
+    `check_vocabulary`."""
+    from albert_tf.text.plain_spm import carrying_proto
+    from albert_tf.text.tokenizer import AlbertTokenizer
 
     py = AlbertTokenizer(vocab_file, do_lower_case=do_lower_case)
-    model = model_pb2.ModelProto()
     try:
-        model.ParseFromString(deployment_spm_proto(py.model_proto, bool(do_lower_case)))
-    except Exception as e:  # noqa: BLE001  (SentencePiece refuses the character map)
-        raise ExportError(f"{vocab_file}: its normalizer cannot carry ALBERT's preprocessing "
-                          f"({e}); the mobile SDKs would tokenize differently. Export with "
-                          "--sdk_metadata=off and tokenize in the app.") from None
-    for piece in model.pieces:
-        if piece.type == piece.NORMAL and is_digit_comma_piece(piece.piece):
-            piece.type = piece.UNUSED
-    proto = model.SerializeToString()
+        proto = carrying_proto(py)
+    except vocab_lib.VocabularyError as e:
+        raise ExportError(f"{vocab_file}: {e}; the mobile SDKs would tokenize differently. "
+                          "Export with --sdk_metadata=off and tokenize in the app.") from None
     check_vocabulary(proto, py, vocab_file)
     return proto
 
@@ -175,20 +142,20 @@ def check_vocabulary(proto: bytes, py, vocab_file: str,
     SDKs' special pieces must exist; an `ExportError` naming the first difference if not."""
     import sentencepiece as spm
 
+    from albert_tf.text.plain_spm import first_difference
+
     missing = [p for p in ("[CLS]", "[SEP]", "<pad>")
                if py.sp_model.piece_to_id(p) == py.sp_model.unk_id()]
     if missing:
         raise ExportError(f"{vocab_file} has no {missing} piece(s): the mobile SDKs pack "
                           "[CLS] text [SEP] by piece name. Export with --sdk_metadata=off.")
-    sdk = spm.SentencePieceProcessor(model_proto=proto)
-    for text in texts:
-        want, got = py.encode(text), sdk.encode(text)
-        if want != got:
-            raise ExportError(
-                f"{vocab_file}: its vocabulary cannot carry ALBERT's preprocessing for the "
-                f"mobile SDKs: {text!r} is {py.convert_ids_to_tokens(want)} in albert-tf but "
-                f"{sdk.id_to_piece(got)} with plain SentencePiece. Export with "
-                "--sdk_metadata=off and tokenize in the app.")
+    difference = first_difference(py, spm.SentencePieceProcessor(model_proto=proto).encode,
+                                  texts)
+    if difference:
+        raise ExportError(
+            f"{vocab_file}: its vocabulary cannot carry ALBERT's preprocessing for the "
+            f"mobile SDKs: {difference} with plain SentencePiece. Export with "
+            "--sdk_metadata=off and tokenize in the app.")
 
 
 # ------------------------------------------------------------------- WordPiece
@@ -288,84 +255,104 @@ class _SdkTokenizer:
 
     build: Callable[[str, bool], bytes]   # (vocab_file, do_lower_case) -> the file, checked
     file_name: str                        # its name in the .tflite
-    metadata: str                         # the metadata_info class of its process unit
+    options_type: str                     # its process unit (ProcessUnitOptions)
+    file_field: str                       # the unit's field that names the file
+    file_metadata: Mapping[str, str]      # the file's description and type there
     ids: str                              # what the ids are (the model's description)
     same_ids: str                         # on what text the SDKs' ids are ours
 
+    def process_unit(self) -> dict:
+        """Its input process unit (a `tflite_metadata` ``ProcessUnit`` dict)."""
+        return {"options_type": self.options_type, "options": {
+            self.file_field: [{"name": self.file_name, **self.file_metadata}]}}
 
+
+# The metadata as tflite-support's metadata writers (metadata_info) wrote it.
+_VOCAB_FILE = {"description": "Vocabulary file to convert natural language words to "
+                              "embedding vectors.", "type": "VOCABULARY"}
 _TOKENIZERS = {
     vocab_lib.SENTENCEPIECE: _SdkTokenizer(
-        _sentencepiece_vocabulary, "sentencepiece.model", "SentencePieceTokenizerMd",
+        _sentencepiece_vocabulary, "sentencepiece.model", "SentencePieceTokenizerOptions",
+        "sentencePiece_model", {"description": "The sentence piece model file."},
         "SentencePiece ids; the embedded vocabulary applies ALBERT's preprocessing",
         "any text (ALBERT's preprocessing is in the vocabulary's normalizer)"),
     vocab_lib.WORDPIECE: _SdkTokenizer(
-        _wordpiece_vocabulary, "vocab.txt", "BertTokenizerMd",
+        _wordpiece_vocabulary, "vocab.txt", "BertTokenizerOptions", "vocab_file", _VOCAB_FILE,
         "WordPiece ids of the embedded vocab.txt (BERT's uncased tokenization)",
         WORDPIECE_SAME_IDS),
 }
+# The roles of the BERT inputs (SDK_INPUT_NAMES) by our signature's input names.
+_INPUTS = {
+    "input_word_ids": {"name": "ids", "description": "Tokenized ids of the input text."},
+    "input_mask": {"name": "mask", "description": "Mask with 1 for real tokens and 0 for "
+                                                  "padding tokens."},
+    "input_type_ids": {"name": "segment_ids", "description": "0 for the first sequence, 1 for "
+                                                             "the second sequence if exists."},
+}
+_LABELS_FILE = {"name": "labels.txt", "type": "TENSOR_AXIS_LABELS",
+                "description": "Labels for categories that the model can recognize."}
 
 
-def _signature_tensors(model: bytes) -> tuple[dict[str, str], list[str]]:
-    """(signature input name -> tensor name, signature output names in subgraph output
-    order) of the model's only signature."""
+def _signature_tensors(model: bytes) -> tuple[list[str], list[str], int]:
+    """The model's only signature: its input names in subgraph input order, its output names
+    in subgraph output order, and the type (a TFLite ``TensorType``) of the first output."""
     from ai_edge_litert import schema_py_generated as schema
 
-    m = schema.ModelT.InitFromObj(schema.Model.GetRootAs(model, 0))
-    graph, sig = m.subgraphs[0], m.signatureDefs[0]
-    names = [t.name.decode() for t in graph.tensors]
-    inputs = {t.name.decode(): names[t.tensorIndex] for t in sig.inputs}
-    by_index = {t.tensorIndex: t.name.decode() for t in sig.outputs}
-    return inputs, [by_index[i] for i in graph.outputs]
+    m = schema.Model.GetRootAs(model, 0)
+    graph, sig = m.Subgraphs(0), m.SignatureDefs(0)
+    inputs = {t.TensorIndex(): t.Name().decode()
+              for t in map(sig.Inputs, range(sig.InputsLength()))}
+    outputs = {t.TensorIndex(): t.Name().decode()
+               for t in map(sig.Outputs, range(sig.OutputsLength()))}
+    return ([inputs[graph.Inputs(i)] for i in range(graph.InputsLength())],
+            [outputs[graph.Outputs(i)] for i in range(graph.OutputsLength())],
+            graph.Tensors(graph.Outputs(0)).Type())
 
 
-def _general(metadata_info, head_name: str, task: str, quantization: str, ids: str):
-    return metadata_info.GeneralMd(
-        name=f"albert-tf {task} {head_name}",
-        description=(f"ALBERT {head_name} model for {task!r} exported by albert-tf "
-                     f"(quantization: {quantization}). Inputs: [CLS] text [SEP] {ids}."),
-        version="1", author="albert-tf", licenses="Apache License 2.0")
+def _tensor(name: str, description: str, stats: dict | None = None,
+            files: Sequence[dict] = ()) -> dict:
+    """A feature tensor's metadata (as tflite-support's TensorMd wrote it)."""
+    tensor = {"name": name, "description": description, "stats": stats or {},
+              "content": {"content_properties_type": "FeatureProperties",
+                          "content_properties": {}}}
+    return dict(tensor, associated_files=list(files)) if files else tensor
 
 
 def embed(model: bytes, head, vocab: bytes, labels: Sequence[str] | None,
           task: str, quantization: str) -> bytes:
     """``model`` with the SDK metadata of ``head`` (an SDK-shaped export) populated;
     ``vocab``: the vocabulary file of `sdk_vocabulary` (either kind)."""
-    bert_nl_classifier, metadata_info, metadata_writer = writers()
-    inputs, outputs = _signature_tensors(model)
+    from ai_edge_litert import schema_py_generated as schema
+
+    from albert_tf.export import tflite_metadata
+    inputs, outputs, output_type = _signature_tensors(model)
     if sorted(outputs) != sorted(head.sdk_outputs):
         raise ExportError(f"SDK metadata: outputs {outputs} are not the {head.name} SDK "
                           f"outputs {list(head.sdk_outputs)}.")
+    if sorted(inputs) != sorted(_INPUTS):
+        raise ExportError(f"SDK metadata: inputs {inputs} are not the SDK inputs "
+                          f"{sorted(_INPUTS)}.")
     kind = _TOKENIZERS[vocab_lib.data_kind(vocab)]
-    buffer = bytearray(model)
-    with tempfile.TemporaryDirectory() as tmp:
-        vocab_path = os.path.join(tmp, kind.file_name)
-        with open(vocab_path, "wb") as f:
-            f.write(vocab)
-        tokenizer = getattr(metadata_info, kind.metadata)(vocab_path)
-        bert_inputs = metadata_info.BertInputTensorsMd(
-            buffer, inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"],
-            tokenizer_md=tokenizer)
-        general = _general(metadata_info, head.name, task, quantization, kind.ids)
-        if head.name == "classification":
-            labels_path = os.path.join(tmp, "labels.txt")
-            with open(labels_path, "w", encoding="utf-8") as f:
-                f.write("".join(f"{label}\n" for label in labels or ()))
-            output = metadata_info.ClassificationTensorMd(
-                name="probability", description="Probabilities of the labels.",
-                label_files=[metadata_info.LabelFileMd(labels_path)],
-                tensor_type=metadata_info.writer_utils.get_output_tensor_types(buffer)[0])
-            writer = bert_nl_classifier.MetadataWriter.create_from_metadata_info(
-                buffer, general, bert_inputs, output)
-        else:
-            output_md = [metadata_info.TensorMd(name=name, description=_DESCRIPTIONS[name])
-                         for name in outputs]
-            writer = metadata_writer.MetadataWriter.create_from_metadata(
-                buffer, model_metadata=general.create_metadata(),
-                input_metadata=bert_inputs.create_input_tesnor_metadata(),
-                output_metadata=[md.create_metadata() for md in output_md],
-                associated_files=bert_inputs.get_tokenizer_associated_files(),
-                input_process_units=bert_inputs.create_input_process_unit_metadata())
-        return bytes(writer.populate())
+    files = {kind.file_name: vocab}
+    if head.name == "classification":     # scores in [0, 1] (float) or [0, 255] (uint8)
+        top = {schema.TensorType.FLOAT32: 1.0, schema.TensorType.UINT8: 255.0}.get(output_type)
+        output_md = [_tensor("probability", "Probabilities of the labels.",
+                             {"max": [top], "min": [0.0]} if top else None, [_LABELS_FILE])]
+        files = {_LABELS_FILE["name"]: "".join(f"{label}\n" for label in labels or ())
+                 .encode("utf-8"), **files}
+    else:
+        output_md = [_tensor(name, _DESCRIPTIONS[name]) for name in outputs]
+    metadata = {
+        "name": f"albert-tf {task} {head.name}",
+        "description": (f"ALBERT {head.name} model for {task!r} exported by albert-tf "
+                        f"(quantization: {quantization}). Inputs: [CLS] text [SEP] "
+                        f"{kind.ids}."),
+        "version": "1", "author": "albert-tf", "license": "Apache License 2.0",
+        "subgraph_metadata": [{"input_tensor_metadata": [_tensor(**_INPUTS[name])
+                                                         for name in inputs],
+                               "output_tensor_metadata": output_md,
+                               "input_process_units": [kind.process_unit()]}]}
+    return tflite_metadata.populate(model, metadata, files)
 
 
 _DESCRIPTIONS = {
@@ -378,20 +365,15 @@ _DESCRIPTIONS = {
 
 
 def read_embedded(model: bytes | str) -> dict | None:
-    """The embedded metadata as a dict (name, input/output tensor names, associated files),
-    or None; for reports and tests (tflite-support's displayer)."""
-    try:
-        from tensorflow_lite_support.metadata.python import metadata
-    except Exception:  # noqa: BLE001
-        return None
-    import json
+    """The metadata embedded in ``model`` (bytes or a path): a `tflite_metadata`
+    ``ModelMetadata`` dict (the schema's JSON, as tflite-support's ``MetadataDisplayer``
+    prints it) with ``associated_files``, the sorted names of the packed files; None if it
+    has none. For reports and tests."""
+    from albert_tf.export import tflite_metadata
     if isinstance(model, str):
         with open(model, "rb") as f:
             model = f.read()
-    try:
-        displayer = metadata.MetadataDisplayer.with_model_buffer(model)
-    except ValueError:
+    meta = tflite_metadata.read(model)
+    if meta is None:
         return None
-    meta = json.loads(displayer.get_metadata_json())
-    meta["associated_files"] = sorted(displayer.get_packed_associated_file_list())
-    return meta
+    return dict(meta, associated_files=sorted(tflite_metadata.packed_files(model)))

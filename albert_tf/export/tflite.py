@@ -31,6 +31,14 @@ qat        a quantization-aware trained Keras model (`load_qat_model`: loaders r
            ``strict_int8=True`` makes every op an int8 builtin)
 =========  ==============================================================================
 
+The converter (``converter=``, default ``$ALBERT_TF_TFLITE_CONVERTER`` or ``"auto"``):
+``"tf.lite"`` is TensorFlow's ``tf.lite.TFLiteConverter``, every recipe above; ``"litert"``
+is LiteRT's converter (the ``litert-converter`` package: the signatures lowered to
+StableHLO by XLA, then LiteRT's StableHLO-to-TFLite passes), float exports of ids
+signatures only; ``"auto"`` takes tf.lite while TensorFlow ships it and LiteRT's where it
+does not. ``metadata.json`` records which one made the model (``converter``). Why two:
+TensorFlow 2.20 deprecated ``tf.lite`` (docs/export.md, "The converter after tf.lite").
+
 The export directory holds ``model.tflite`` and the metadata files of
 `albert_tf.export.metadata`; it is written to a temporary directory and moved into place.
 """
@@ -40,6 +48,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import warnings
 from typing import Iterable, Sequence
 
 from albert_tf import cli
@@ -210,18 +219,117 @@ def _float_ops_denylist(recipe: recipes.Recipe, int8_float_ops: str | Sequence[s
     return denylist
 
 
+# ----------------------------------------------------------------------------------------
+# The converter: tf.lite today; LiteRT's (litert-converter) where tf.lite is gone.
+
+CONVERTERS = ("auto", "tf.lite", "litert")
+CONVERTER_ENV = "ALBERT_TF_TFLITE_CONVERTER"
+LITERT_INSTALL = ("pip install --no-deps --target DIR litert-converter==0.5.0 and put DIR on "
+                  "PYTHONPATH (its pins conflict with TensorFlow's; docs/export.md)")
+# The TF 2.19-2.21 deprecation warning of tf.lite.Interpreter, which QuantizationDebugger
+# creates inside convert(): ours to silence, not the user's to act on.
+_TF_LITE_INTERPRETER_WARNING = r"\s*Warning: tf\.lite\.Interpreter is deprecated"
+
+
+def tf_lite_problem() -> str | None:
+    """Why TensorFlow's converter cannot convert (None: it can)."""
+    lite = getattr(tf, "lite", None)
+    if lite is None or not hasattr(lite, "TFLiteConverter"):
+        return (f"TensorFlow {tf.__version__} has no tf.lite.TFLiteConverter (tf.lite, "
+                "deprecated in TF 2.20, is gone from its Python package)")
+    return None
+
+
+def _litert_api():
+    """LiteRT's converter API (litert-converter's MLIR bindings and converter_api_ext)."""
+    from litert_converter.mlir import ir, passmanager  # type: ignore
+    from litert_converter.mlir._mlir_libs import converter_api_ext  # type: ignore
+    return ir, passmanager, converter_api_ext
+
+
+def litert_problem(quantization: str, with_tokenizer: bool) -> str | None:
+    """Why LiteRT's converter cannot make this export (None: it can)."""
+    if quantization != "none":
+        return (f"--quantization={quantization}: LiteRT's converter converts float models "
+                "only here (its quantizer, ai-edge-quantizer, is not wired in: "
+                "docs/export.md, \"The converter after tf.lite\")")
+    if with_tokenizer:
+        return ("--with_tokenizer: the tokenizer's custom ops have no StableHLO lowering, "
+                "which LiteRT's converter starts from")
+    try:
+        with cli.quiet_native():      # its native library logs at load
+            _litert_api()
+    except ImportError as e:
+        return f"LiteRT's converter is not installed ({LITERT_INSTALL}; {e})"
+    return None
+
+
+def pick_converter(converter: str | None, quantization: str = "none",
+                   with_tokenizer: bool = False) -> str:
+    """``"tf.lite"`` or ``"litert"``: the converter for this export. ``converter``: one of
+    `CONVERTERS` (None: ``$ALBERT_TF_TFLITE_CONVERTER``, else ``"auto"``); an `ExportError`
+    says why the requested one, or with ``"auto"`` both, cannot convert."""
+    converter = converter or os.environ.get(CONVERTER_ENV) or "auto"
+    if converter not in CONVERTERS:
+        raise ExportError(f"converter={converter!r} (${CONVERTER_ENV}): use one of "
+                          f"{CONVERTERS}.")
+    tf_lite = None if converter == "litert" else tf_lite_problem()
+    if converter == "tf.lite" or (converter == "auto" and tf_lite is None):
+        if tf_lite:
+            raise ExportError(f"the tf.lite converter: {tf_lite}.")
+        return "tf.lite"
+    litert = litert_problem(quantization, with_tokenizer)
+    if litert:
+        why = f"LiteRT's converter: {litert}"
+        raise ExportError(f"{tf_lite}, and {why}." if tf_lite else f"{why}.")
+    return "litert"
+
+
+def _litert_convert(functions) -> bytes:
+    """``functions`` (concrete functions of ids in, a dict of tensors out) converted by
+    LiteRT's converter: each frozen, lowered to StableHLO by XLA and named as tf.lite names
+    it (its function name; ``serving_default`` for a model's only signature), the modules
+    merged, LiteRT's passes to TFLite run, the flatbuffer exported. Float only."""
+    from tensorflow.python.framework import convert_to_constants
+    ir, passmanager, api = _litert_api()
+    context = ir.Context()
+    api.prepare_mlir_context(context)
+    modules = []
+    for fn in functions:
+        specs = list(fn.structured_input_signature[0])
+        if not isinstance(fn.structured_outputs, dict):
+            raise ExportError("LiteRT's converter: the signatures must return a dict.")
+        frozen = convert_to_constants.convert_variables_to_constants_v2(fn)
+        lowered = tf.function(frozen.__call__, jit_compile=True)
+        stablehlo = lowered.experimental_get_compiler_ir(
+            *[tf.TensorSpec(s.shape, s.dtype) for s in specs])(stage="stablehlo")
+        name = "serving_default" if len(functions) == 1 else fn.graph.name
+        with context, ir.Location.unknown():
+            module = ir.Module.parse(stablehlo)
+            # XLA returns a dict's values in sorted key order (tf.nest).
+            api.set_signature(module.operation, name, [s.name for s in specs],
+                              sorted(fn.structured_outputs))
+        modules.append(module)
+    with context, ir.Location.unknown():
+        merged = api.merge_modules(modules) if len(modules) > 1 else modules[0]
+        api.run_convert_to_tfl_passes(merged, passmanager.PassManager(),
+                                      api.ConvertToTFLConfig())
+        return bytes(api.export_flatbuffer_to_bytes(merged.operation))
+
+
 def convert(source: ExportSource, quantization: str = "none",
             seq_lengths: Sequence[int] | None = None, batch_size: int = 1,
             with_tokenizer: bool = False, calibration=None,
             qat_model: keras.Model | None = None, strict_int8: bool = False,
             int8_float_ops: str | Sequence[str] = "xnnpack",
-            keep_outputs: Sequence[str] | None = None) -> bytes:
+            keep_outputs: Sequence[str] | None = None,
+            converter: str | None = None) -> bytes:
     """The ``.tflite`` bytes of ``source`` (see the module docstring for the options).
 
     ``calibration``: (text_a, text_b) pairs, or a dict of packed int32 ``[n, seq]``
     features (`albert_tf.export.quantization.representative_dataset`); ``qat_model``: the
     model of a recipe that converts a quantization-aware model (``qat``); ``keep_outputs``:
-    the outputs to keep (all of the head's by default).
+    the outputs to keep (all of the head's by default); ``converter``: `pick_converter`.
     """
     recipe = recipes.get(quantization)
     seq_lengths = sorted({int(s) for s in (seq_lengths or [source.task_info.max_seq_length])})
@@ -247,8 +355,17 @@ def convert(source: ExportSource, quantization: str = "none",
     if recipe.needs_calibration and not calibrated:
         raise ExportError(f"--quantization={quantization} needs calibration text.")
     denylist = _float_ops_denylist(recipe, int8_float_ops, strict_int8)
+    which = pick_converter(converter, quantization, with_tokenizer)
     holder, functions = concrete_functions(source, model, seq_lengths, batch_size,
                                            with_tokenizer, keep_outputs)
+    if which == "litert":
+        try:
+            with cli.quiet_native():
+                return _litert_convert(functions)
+        except ExportError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise ExportError(f"LiteRT conversion ({quantization}) failed: {e}") from e
     converter = tf.lite.TFLiteConverter.from_concrete_functions(functions, holder)
     if with_tokenizer:
         converter.allow_custom_ops = True
@@ -259,7 +376,9 @@ def convert(source: ExportSource, quantization: str = "none",
     recipe.configure(converter, calibrated, strict_int8)
     try:
         # The quantizer prints "fully_quantize: 0, inference_type: 6, ..." from C++.
-        with cli.quiet_native():
+        with cli.quiet_native(), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_TF_LITE_INTERPRETER_WARNING,
+                                    category=UserWarning)
             if denylist:
                 debugger = tf.lite.experimental.QuantizationDebugger(
                     converter=converter, debug_dataset=converter.representative_dataset,
@@ -317,7 +436,6 @@ def sdk_plan(source: ExportSource, mode: str, seq_lengths: Sequence[int] | None,
         raise ExportError(f"--sdk_metadata=on: {problem}.")
     if problem:
         return None, problem
-    sdk_lib.writers()             # the library is there before the slow conversion
     try:
         return sdk_lib.sdk_vocabulary(source.vocab_file, source.task_info.do_lower_case), None
     except ExportError as e:      # the SDKs' tokenizer would give other ids than ours
@@ -335,7 +453,7 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
                   qat_model_dir: str | None = None, strict_int8: bool = False,
                   int8_float_ops: str | Sequence[str] = "xnnpack",
                   source: ExportSource | None = None, head: str | None = None,
-                  sdk_metadata: str = "auto") -> str:
+                  sdk_metadata: str = "auto", converter: str | None = None) -> str:
     """Converts ``model_dir`` and writes the export directory ``output``; returns it.
 
     ``output`` receives ``model.tflite``, ``metadata.json`` (with the op report: which ops
@@ -346,10 +464,12 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     vocabulary whose ids the SDKs' tokenizer reproduces) SDK-shaped, with the metadata
     embedded, and otherwise records why not (``metadata.json``: ``sdk`` null,
     ``sdk_reason``); ``"on"`` requires it (an `ExportError` says why not); ``"off"`` never.
+    ``converter``: `pick_converter` (``metadata.json``: ``converter``).
     """
     from albert_tf.export import analysis, metadata
 
     recipe = recipes.get(quantization)
+    converter = pick_converter(converter, quantization, with_tokenizer)
     inputs = export_inputs(model_dir, vocab_file, calibration_file, qat_model_dir)
     outputs.check_output(output, inputs=inputs, overwrite=overwrite)
     source = source or load_source(model_dir, vocab_file)
@@ -373,7 +493,8 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     qat_model = load_qat_model(model_dir, qat_model_dir) if recipe.needs_qat_model else None
     content = convert(source, quantization, seq_lengths, batch_size, with_tokenizer,
                       calibration, qat_model, strict_int8, int8_float_ops,
-                      keep_outputs=source.head.sdk_outputs if sdk else None)
+                      keep_outputs=source.head.sdk_outputs if sdk else None,
+                      converter=converter)
     if sdk:
         content = sdk_lib.embed(content, source.head, sdk_vocab, source.labels,
                                 source.task_info.task, quantization)
@@ -398,6 +519,7 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
                  if sdk else None}
         if not sdk:
             extra["sdk_reason"] = sdk_reason
+        extra["converter"] = converter
         if recipe.integer:
             extra["integer_only"] = analysis.integer_only(report)
         if calibration:

@@ -30,8 +30,8 @@ from typing import Any, Callable
 import numpy as np
 
 from albert_tf import outputs
-from albert_tf.checkpoints import (CONFIG_FILE, WEIGHTS_PREFIX, load_config_from_dir,
-                                   named_weights, recorded_casing, restore_weights,
+from albert_tf.checkpoints import (CONFIG_FILE, TASK_FILE, WEIGHTS_PREFIX,
+                                   load_config_from_dir, named_weights, restore_weights,
                                    write_weights)
 from albert_tf.config import AlbertConfig, activation_to_hf
 from albert_tf.interop import name_map
@@ -86,8 +86,9 @@ def _identity_projection(rows: dict[str, np.ndarray], hidden: int) -> bool:
 
 
 def map_into_pretrainer(source: TensorSource, table: NameTable, config: AlbertConfig,
-                        report: MappingReport, allow_unmapped: bool = False):
-    """Builds our pretrainer for ``config`` and loads ``source`` into it through ``table``.
+                        report: MappingReport, allow_unmapped: bool = False, model=None):
+    """Builds our pretrainer for ``config`` (or takes ``model``: a Hugging Face task's task
+    model) and loads ``source`` into it through ``table``.
 
     Raises `ConversionError` (with ``report``) listing every problem: shapes that
     disagree with the config, source tensors in no row of the table (unless
@@ -96,7 +97,7 @@ def map_into_pretrainer(source: TensorSource, table: NameTable, config: AlbertCo
     """
     from albert_tf.models.pretrainer import build_pretrainer
     name_map.table_for(config, table)
-    model = build_pretrainer(config)
+    model = build_pretrainer(config) if model is None else model
     variables = named_weights(model)
     expected = {n: tuple(v.shape.as_list()) for n, v in variables.items()}
     rules = table.expand(config)
@@ -213,11 +214,14 @@ def _inputs(source: Any) -> list[tuple[str, str | None]]:
 
 
 def write_model_dir(model, config: AlbertConfig, output_dir: str, report: MappingReport,
-                    assets=(), overwrite: bool = False, inputs=()) -> str:
-    """Writes config, name-keyed weights, assets and the report (`albert_tf.outputs`)."""
+                    assets=(), overwrite: bool = False, inputs=(), task_info=None) -> str:
+    """Writes config, name-keyed weights, ``task.json`` (a task model's `TaskInfo`), assets
+    and the report (`albert_tf.outputs`)."""
     with outputs.staged_output(output_dir, kind="albert-tf model directory", inputs=inputs,
                                overwrite=overwrite, flag="--output_dir") as tmp:
         config.to_json(os.path.join(tmp, CONFIG_FILE))
+        if task_info is not None:
+            task_info.to_json(os.path.join(tmp, TASK_FILE))
         write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))
         for asset in assets[:1]:                  # the vocabulary
             _copy_vocabulary(asset, tmp, report)
@@ -265,7 +269,17 @@ def _copy_vocabulary(asset: str, directory: str, report: MappingReport) -> None:
 # ----------------------------------------------------------------------- entry points
 def load_source(source_format: str, source: Any, config_path: str | None = None,
                 allow_unmapped: bool = False):
-    """``(pretrainer with the source weights, config, report, assets)``, nothing written."""
+    """``(pretrainer with the source weights, config, report, assets)``, nothing written
+    (a keras-hub task preset: our task model instead of the pretrainer; `load_task_source`)."""
+    return load_task_source(source_format, source, config_path, allow_unmapped)[:4]
+
+
+def load_task_source(source_format: str, source: Any, config_path: str | None = None,
+                     allow_unmapped: bool = False):
+    """`load_source` plus the `TaskInfo` of the task the source holds (None: none). A
+    keras-hub ``TextClassifier`` preset holds one: the model is then our task model with
+    its head (`albert_tf.interop.keras_hub.task_model`)."""
+    head = hf_model = hf_info = None
     if source_format == "google":
         notes: list[str] = []
         config, tensors, assets = read_google(os.fspath(source), config_path, notes)
@@ -282,9 +296,11 @@ def load_source(source_format: str, source: Any, config_path: str | None = None,
         else:
             notes.append("BERT: sharing='none', embedding_size == hidden_size; the NSP head "
                          "(cls.seq_relationship) loads into the sop/ head")
+        hf_model, hf_info, table = _hf_task_source(os.fspath(source), config, model_type,
+                                                   table, notes)
     elif source_format == "keras_hub":
         from albert_tf.interop.keras_hub import read_keras_hub
-        config, tensors, assets = read_keras_hub(source)
+        config, tensors, assets, head = read_keras_hub(source)
         bert = config.sharing == "none"                  # a BertBackbone
         family = "BertBackbone" if bert else "AlbertBackbone"
         notes = [f"keras-hub {family}: tanh GELU ('gelu'), LayerNorm epsilon 1e-12"]
@@ -300,8 +316,27 @@ def load_source(source_format: str, source: Any, config_path: str | None = None,
     report = MappingReport(source=f"{tensors.description} [{table.name} name map]", notes=notes)
     if len(tensors) == 0:
         raise ConversionError(f"{tensors.description}: holds no tensors.", report)
-    model = map_into_pretrainer(tensors, table, config, report, allow_unmapped)
-    return model, config, report, assets
+    model = map_into_pretrainer(tensors, table, config, report, allow_unmapped, hf_model)
+    if head is None:
+        return model, config, report, assets, hf_info
+    from albert_tf.interop.keras_hub import task_model
+    return task_model(model, config, head, report), config, report, assets, head.info
+
+
+def _hf_task_source(source: str, config: AlbertConfig, model_type: str, table: NameTable,
+                    notes: list[str]):
+    """``(task model, TaskInfo, table)`` of a Hugging Face task directory, the table mapping
+    its head (`albert_tf.interop.hf_tasks`); ``(None, None, table)`` for a base or
+    pretraining model."""
+    from albert_tf.checkpoints import build_task_model
+    from albert_tf.interop import hf_tasks
+    directory = source if os.path.isdir(source) else os.path.dirname(os.path.abspath(source))
+    found = hf_tasks.read_head(directory, config, model_type, notes)
+    if found is None:
+        return None, None, table
+    head, info = found
+    model = build_task_model(config, info)
+    return model, info, hf_tasks.task_table(head, table, named_weights(model))
 
 
 def convert(source_format: str, source: Any, output_dir: str, config_path: str | None = None,
@@ -312,9 +347,10 @@ def convert(source_format: str, source: Any, output_dir: str, config_path: str |
     """
     outputs.check_output(output_dir, inputs=_inputs(source), overwrite=overwrite,
                          flag="--output_dir")
-    model, config, report, assets = load_source(source_format, source, config_path,
-                                                allow_unmapped)
-    write_model_dir(model, config, output_dir, report, assets, overwrite, _inputs(source))
+    model, config, report, assets, task_info = load_task_source(source_format, source,
+                                                                config_path, allow_unmapped)
+    write_model_dir(model, config, output_dir, report, assets, overwrite, _inputs(source),
+                    task_info)
     return report
 
 
@@ -365,44 +401,13 @@ def hf_bert_config_dict(config: AlbertConfig, architecture: str) -> dict[str, An
     for key in ("embedding_size", "num_hidden_groups", "inner_group_num",
                 "classifier_dropout_prob", "bos_token_id", "eos_token_id"):
         values.pop(key)
-    values.update(model_type="bert", classifier_dropout=None)
+    values.update(model_type="bert", classifier_dropout=config.classifier_dropout_prob)
     return values
 
 
-# Hugging Face's file names for our vocabularies (AlbertTokenizer reads spiece.model,
-# BertTokenizer vocab.txt).
-HF_VOCAB_FILES = {vocab_lib.SENTENCEPIECE: "spiece.model", vocab_lib.WORDPIECE: "vocab.txt"}
-
-
-def _export_vocabulary(model_dir: str, directory: str, report: MappingReport) -> None:
-    """Copies a model directory's vocabulary under Hugging Face's name and its casing as
-    ``tokenizer_config.json`` (whose ``do_lower_case`` Hugging Face tokenizers read)."""
-    for kind, name in vocab_lib.FILE_NAMES.items():
-        path = os.path.join(model_dir, name)
-        if os.path.isfile(path):
-            shutil.copyfile(path, os.path.join(directory, HF_VOCAB_FILES[kind]))
-            report.assets.append(f"{path} -> {HF_VOCAB_FILES[kind]}")
-    casing = recorded_casing(model_dir)
-    if casing is not None:
-        vocab_lib.write_casing(directory, casing)
-        report.assets.append(f"do_lower_case={casing} -> {vocab_lib.CASING_FILE}")
-
-
-def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> MappingReport:
-    """albert-tf model directory -> Hugging Face directory (config.json + model.safetensors).
-
-    With MLM and SOP weights the result loads with ``AlbertForPreTraining.from_pretrained``;
-    without any head weights it is an ``AlbertModel``. Only ``sharing="all"`` models have
-    a Hugging Face ALBERT layout; with E == H an identity ``embedding_hidden_mapping_in``
-    is written (exact). A BERT-shaped model (E == H, ``sharing="none"``) is written as a
-    Hugging Face BERT (``BertForPreTraining`` / ``BertModel``).
-    """
-    from safetensors.numpy import save_file
-
-    from albert_tf.models.pretrainer import build_pretrainer
-    outputs.check_output(output_dir, inputs=_inputs(model_dir), overwrite=overwrite,
-                         flag="--output_dir")
-    config = load_config_from_dir(model_dir)
+def _hf_layout(config: AlbertConfig, model_dir: str) -> bool:
+    """Whether ``config`` is written as a Hugging Face BERT (else ALBERT); a one-line
+    `ConversionError` when neither represents it exactly."""
     is_bert = config.is_bert and config.num_hidden_groups == 1 and config.inner_group_num == 1
     if config.sharing != "all" and not is_bert:
         raise ConversionError(
@@ -415,7 +420,14 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
             "num_attention_heads * head width == hidden_size.")
     if not is_bert:
         check_group_layout(config, hf_group, "Hugging Face AlbertTransformer")
-    table, prefix = (name_map.HF_BERT, "bert.") if is_bert else (name_map.HF_ALBERT, "albert.")
+    return is_bert
+
+
+def _hf_pretrainer_export(model_dir: str, config: AlbertConfig, table: NameTable,
+                          family: str, report: MappingReport):
+    """``(class suffix, rules, our weights)`` of a pretrained model directory:
+    ``ForPreTraining`` with the MLM and SOP heads, ``Model`` (unprefixed names) without."""
+    from albert_tf.models.pretrainer import build_pretrainer
     model = build_pretrainer(config)
     restored = restore_weights(model, model_dir, required=("embeddings/",))
     variables = named_weights(model)
@@ -428,39 +440,97 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
     heads_absent = [n for n in heads if n in absent]
     if heads_absent and len(heads_absent) != len(heads):
         raise ConversionError(f"{model_dir}: has some head weights but lacks {heads_absent}; "
-                              "AlbertForPreTraining needs both the mlm/ and sop/ heads.")
-    with_heads = not heads_absent
-    family = "Bert" if is_bert else "Albert"
-    architecture = f"{family}ForPreTraining" if with_heads else f"{family}Model"
-    report = MappingReport(source=f"albert-tf model directory {model_dir} -> Hugging Face "
-                                  f"{architecture}")
-    report.notes.append(f"hidden_act: albert-tf {config.hidden_act!r} -> Hugging Face "
-                        f"{activation_to_hf(config.hidden_act)!r}")
-    tensors: dict[str, np.ndarray] = {}
-    for src, rule in table.expand(config).items():
-        key = src if with_heads else src[len(prefix):] if src.startswith(prefix) else None
-        if rule.target.startswith(HEAD_PREFIXES) and not with_heads:
-            report.missing.append((rule.target, f"not in {model_dir}; exported as AlbertModel"))
-            continue
-        if rule.target not in variables:          # E == H: no projection in our model
-            value = name_map.identity_projection(rule.target, config.hidden_size)
-            tensors[key] = name_map.invert(rule.transform, value)
-            report.notes.append(f"{key}: identity written (embedding_size == hidden_size)")
-            continue
-        value = variables[rule.target].numpy()
-        tensors[key] = name_map.invert(rule.transform, value)
-        report.mapped.append((rule.target, key, rule.transform, tuple(value.shape)))
+                              f"{family}ForPreTraining needs both the mlm/ and sop/ heads.")
     report.skipped += [(n, "not part of the Hugging Face model (task head or training state)")
                        for n in restored.unused_in_checkpoint]
+    rules = table.expand(config)
+    if not heads_absent:
+        return "ForPreTraining", rules, variables
+    prefix, base = f"{family.lower()}.", {}
+    for src, rule in rules.items():
+        if rule.target.startswith(HEAD_PREFIXES):
+            report.missing.append((rule.target, f"not in {model_dir}; exported as {family}Model"))
+        else:
+            base[src[len(prefix):]] = rule
+    return "Model", base, variables
+
+
+def _hf_task_export(model_dir: str, config: AlbertConfig, table: NameTable, head, info,
+                    report: MappingReport):
+    """``(class suffix, rules, our weights, config.json task keys)`` of a finetuned model
+    directory whose head a Hugging Face class computes (`albert_tf.interop.hf_tasks`)."""
+    from albert_tf.checkpoints import load_task_model
+    from albert_tf.interop import hf_tasks
+    model, _ = load_task_model(model_dir)
+    variables = named_weights(model)
+    num_labels = int(variables[f"{head.hf_dense}/kernel"].shape[-1])
+    fields = hf_tasks.config_fields(head, info, num_labels)
+    report.notes.append(f"{head.name} head: {head.hf_dense} -> {head.hf_linear}, "
+                        f"id2label {list(fields['id2label'].values())}"
+                        + (f"; {head.hf_note}" if head.hf_note else ""))
+    return head.hf_task, hf_tasks.task_rules(head, config, table, variables), variables, fields
+
+
+def _hf_tensors(rules: dict, variables: dict, config: AlbertConfig,
+                report: MappingReport) -> dict[str, np.ndarray]:
+    """``{Hugging Face name: array}`` for ``rules`` over our ``variables``; the projection an
+    E == H model lacks is written as the identity (exact)."""
+    tensors: dict[str, np.ndarray] = {}
+    for key, rule in rules.items():
+        if rule.target in variables:
+            value = variables[rule.target].numpy()
+            report.mapped.append((rule.target, key, rule.transform, tuple(value.shape)))
+        else:
+            value = name_map.identity_projection(rule.target, config.hidden_size)
+            report.notes.append(f"{key}: identity written (embedding_size == hidden_size)")
+        tensors[key] = name_map.invert(rule.transform, value)
+    return tensors
+
+
+def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> MappingReport:
+    """albert-tf model directory -> Hugging Face directory (config.json, model.safetensors,
+    the tokenizer files of `albert_tf.interop.hf_tokenizer`), written atomically.
+
+    A finetuned directory (``task.json``) is written as the Hugging Face class that computes
+    its head (`albert_tf.interop.hf_tasks`: ``AlbertForSequenceClassification`` & co., with
+    ``id2label`` from the task's labels); a pretrained one as ``AlbertForPreTraining`` with
+    MLM and SOP weights, else ``AlbertModel``. Only ``sharing="all"`` models have a Hugging
+    Face ALBERT layout; with E == H an identity ``embedding_hidden_mapping_in`` is written
+    (exact). A BERT-shaped model (E == H, ``sharing="none"``) is written as a Hugging Face
+    BERT (``BertFor...`` / ``BertModel``).
+    """
+    from safetensors.numpy import save_file
+
+    from albert_tf.interop import hf_tasks, hf_tokenizer
+    outputs.check_output(output_dir, inputs=_inputs(model_dir), overwrite=overwrite,
+                         flag="--output_dir")
+    config = load_config_from_dir(model_dir)
+    is_bert = _hf_layout(config, model_dir)
+    family, table = ("Bert", name_map.HF_BERT) if is_bert else ("Albert", name_map.HF_ALBERT)
+    head, info = hf_tasks.export_head(model_dir)
+    report = MappingReport(source=f"albert-tf model directory {model_dir}")
+    report.notes.append(f"hidden_act: albert-tf {config.hidden_act!r} -> Hugging Face "
+                        f"{activation_to_hf(config.hidden_act)!r}")
+    fields: dict[str, Any] = {}
+    if head is not None and head.hf_dense:
+        suffix, rules, variables, fields = _hf_task_export(model_dir, config, table, head, info,
+                                                           report)
+    else:
+        suffix, rules, variables = _hf_pretrainer_export(model_dir, config, table, family,
+                                                         report)
+    report.source += f" -> Hugging Face {family}{suffix}"
+    tensors = _hf_tensors(rules, variables, config, report)
+    hf_config = (hf_bert_config_dict if is_bert else hf_config_dict)(config, family + suffix)
+    hf_config.update(fields)
     with outputs.staged_output(output_dir, kind="hugging face directory",
                                inputs=_inputs(model_dir), overwrite=overwrite,
                                flag="--output_dir") as tmp:
         with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
-            hf_config = (hf_bert_config_dict if is_bert else hf_config_dict)(config, architecture)
             json.dump(hf_config, f, indent=2, sort_keys=True)
             f.write("\n")
         save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
-        _export_vocabulary(model_dir, tmp, report)
+        hf_tokenizer.write_tokenizer(model_dir, tmp, report, info.max_seq_length if info
+                                     else config.max_position_embeddings)
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(str(report) + "\n")
     return report
@@ -472,16 +542,19 @@ def export_keras_hub(model_dir: str, output_dir: str, overwrite: bool = False,
     """albert-tf model directory -> keras-hub preset directory, written atomically.
 
     ``keras_hub.models.AlbertBackbone.from_preset(output_dir)`` (or ``BertBackbone``, by
-    architecture: `albert_tf.interop.keras_hub.hub_layout`) and the matching tokenizer's
-    ``from_preset`` load it; see `albert_tf.interop.keras_hub.build_preset`.
+    architecture: `albert_tf.interop.keras_hub.hub_layout`), the matching tokenizer's and
+    ``TextClassifierPreprocessor``'s ``from_preset`` load it; a finetuned classifier is a
+    task preset that ``keras_hub.models.TextClassifier.from_preset`` loads with its head.
+    See `albert_tf.interop.keras_hub.build_preset`.
     """
     from albert_tf.interop.keras_hub import build_preset, save_preset
     outputs.check_output(output_dir, inputs=_inputs(model_dir), overwrite=overwrite,
                          flag="--output_dir")
-    backbone, tokenizer, report = build_preset(model_dir, do_lower_case)
+    preset = build_preset(model_dir, do_lower_case)
+    report = preset.report
     with outputs.staged_output(output_dir, kind="keras-hub preset", inputs=_inputs(model_dir),
                                overwrite=overwrite, flag="--output_dir") as tmp:
-        save_preset(backbone, tokenizer, tmp)
+        save_preset(preset, tmp)
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(str(report) + "\n")
     return report

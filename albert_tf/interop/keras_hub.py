@@ -8,11 +8,16 @@ uses the tanh GELU and LayerNorm epsilon 1e-12, and gives layer ``i`` of ``L`` t
 ``i // (L / G)`` (it requires ``L % G == 0``), which is the group our formula gives.
 ``BertBackbone`` is the same computation without projection or sharing (tanh GELU too).
 
-Reading: `read_keras_hub` (``albert-tf-convert --from=keras_hub``). Writing
-(``albert-tf-convert --to=keras_hub``, `albert_tf.interop.converter.export_keras_hub`):
-`build_preset` builds the keras-hub backbone (and tokenizer) with our config and weights,
-`save_preset` writes them with keras-hub's own ``save_to_preset``; `hub_layout` says which
-backbone represents a config, or why none can.
+Reading: `read_keras_hub` (``albert-tf-convert --from=keras_hub``); a ``TextClassifier``
+task preset keeps its head (`read_head`, `task_model`). Writing (``albert-tf-convert
+--to=keras_hub``, `albert_tf.interop.converter.export_keras_hub`): `build_preset` builds
+the keras-hub backbone with our config and weights, the tokenizer (a SentencePiece
+vocabulary carrying ALBERT's preprocessing: `albert_tf.text.plain_spm`) and preprocessor
+(``preprocessor.json``: the finetune length, else ``max_position_embeddings``) and, for a
+finetuned classifier, the ``AlbertTextClassifier`` / ``BertTextClassifier`` with our head
+(`hub_task`; heads keras-hub has no task for are reported); `save_preset` writes them with
+keras-hub's own ``save_to_preset``; `hub_layout` says which backbone represents a config,
+or why none can.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 from typing import Any, Mapping
 
 import numpy as np
@@ -33,6 +39,9 @@ from albert_tf.interop.conversion_report import ConversionError, MappingReport
 BACKBONE_CLASS = "AlbertBackbone"
 BERT_BACKBONE_CLASS = "BertBackbone"
 BACKBONE_CLASSES = (BACKBONE_CLASS, BERT_BACKBONE_CLASS)
+# Where an exported preset keeps what keras-hub has no place for (our task.json: label
+# names, task; the model directory's vocabulary as it was), for --from=keras_hub.
+EXTRAS_DIR = "albert_tf"
 
 
 def config_from_keras_hub(values: dict[str, Any], where: str = "keras-hub config",
@@ -80,31 +89,133 @@ def _load_preset(path: str):
     if not weights:
         raise ConversionError(f"{path}: no weights file (model.weights.h5) in the preset.")
     import keras_hub
+    cls = _task_class(path) or getattr(keras_hub.models, class_name)
     try:
-        return getattr(keras_hub.models, class_name).from_preset(path)
+        return cls.from_preset(path)
     except Exception as e:  # noqa: BLE001 - Keras raises many types for bad files
         raise ConversionError(f"{path}: keras-hub could not load the preset ({e}).") from e
 
 
-def read_keras_hub(backbone_or_path) -> tuple[AlbertConfig, TensorSource, list[str]]:
-    """Config, tensors and assets of an `AlbertBackbone` or `BertBackbone` (object or preset
-    directory). The assets are the preset's vocabulary, if any: ``vocabulary.spm``
-    (SentencePiece, ``AlbertTokenizer``) or ``vocabulary.txt`` (WordPiece, ``BertTokenizer``).
+def _head_of(is_a):
+    """Our `TaskHead` whose keras-hub task ``is_a(keras-hub task class)`` says (None: none)."""
+    import keras_hub
 
-    A ``*MaskedLM`` task object is accepted too: its backbone is converted and the
-    keras-hub MLM head is reported as skipped.
+    from albert_tf import task_heads
+    return task_heads.for_keras_hub_task(lambda base: is_a(getattr(keras_hub.models, base)))
+
+
+def _task_class(path: str):
+    """The keras-hub task class of the preset's ``task.json`` when one of our heads is that
+    task (`TaskHead.keras_hub_task`: a ``TextClassifier``), else None (the backbone is read)."""
+    import keras_hub
+
+    from albert_tf.checkpoints import TASK_FILE
+    try:
+        with open(os.path.join(path, TASK_FILE), encoding="utf-8") as f:
+            name = json.load(f).get("class_name")
+    except (OSError, ValueError, AttributeError):
+        return None
+    cls = getattr(keras_hub.models, str(name), None)
+    if not isinstance(cls, type) or _head_of(lambda base: issubclass(cls, base)) is None:
+        return None
+    return cls
+
+
+@dataclasses.dataclass
+class HubHead:
+    """The head of a keras-hub task, for our task model (`task_model`).
+
+    Attributes:
+      task: the keras-hub task (an ``AlbertTextClassifier``, say).
+      info: our `TaskInfo` for it (the preset's ``albert_tf/task.json`` when it has one).
+      weights: ``{our weight name: (keras-hub weight path, array)}``, e.g.
+        ``classifier/kernel [H, C]`` from ``logits/kernel``.
+    """
+
+    task: Any
+    info: Any
+    weights: dict[str, tuple[str, np.ndarray]]
+
+
+def _hub_task_info(task, head, path: str | None, assets: list[str], config: AlbertConfig):
+    """Our `TaskInfo` for a keras-hub classifier: the one an albert-tf export kept in the
+    preset (`EXTRAS_DIR`), else labels ``0 .. C-1``, the preprocessor's sequence length and
+    casing."""
+    from albert_tf.checkpoints import TASK_FILE, TaskInfo
+    from albert_tf.text import vocabulary as vocab_lib
+    kept = os.path.join(path, EXTRAS_DIR, TASK_FILE) if path else ""
+    preprocessor = getattr(task, "preprocessor", None)
+    try:
+        if os.path.isfile(kept):
+            info = TaskInfo.from_json(kept)
+        else:
+            info = TaskInfo(
+                "keras_hub", head.name, tuple(str(i) for i in range(task.num_classes)),
+                getattr(preprocessor, "sequence_length", config.max_position_embeddings),
+                getattr(getattr(preprocessor, "tokenizer", None), "lowercase", True))
+        if assets:
+            info = dataclasses.replace(info, vocab_type=vocab_lib.kind_from_name(assets[0]))
+    except ValueError as e:
+        raise ConversionError(f"{kept or type(task).__name__}: {e}") from e
+    if len(info.label_list or ()) != task.num_classes:
+        raise ConversionError(f"{kept}: {len(info.label_list or ())} labels for a keras-hub "
+                              f"task with num_classes={task.num_classes}.")
+    if info.max_seq_length > config.max_position_embeddings:
+        raise ConversionError(f"keras-hub preprocessor sequence_length={info.max_seq_length} "
+                              "exceeds the backbone's max_sequence_length="
+                              f"{config.max_position_embeddings}.")
+    return info
+
+
+def read_head(task, path: str | None, assets: list[str], config: AlbertConfig):
+    """The `HubHead` of a keras-hub task object whose head is one of ours (a
+    ``TextClassifier``: `TaskHead.keras_hub_task`), else None. One-line `ConversionError`
+    for what our head cannot compute: an activation on the logits, fewer than 2 classes."""
+    import keras
+    head = _head_of(lambda base: isinstance(task, base))
+    if head is None:
+        return None
+    where = f"keras-hub {type(task).__name__}"
+    activation = keras.activations.serialize(task.activation)
+    if activation not in (None, "linear"):
+        raise ConversionError(f"{where}: activation={activation!r} on the logits; albert-tf's "
+                              f"{head.name} head outputs logits (activation=None).")
+    if task.num_classes < 2:
+        raise ConversionError(f"{where}: num_classes={task.num_classes}; albert-tf's "
+                              f"{head.name} head needs at least 2 classes.")
+    dense = task.output_dense
+    weights = {f"{head.keras_hub_dense}/{part}": (v.path, as_float32(np.array(v.numpy())))
+               for part, v in (("kernel", dense.kernel), ("bias", dense.bias))}
+    return HubHead(task, _hub_task_info(task, head, path, assets, config), weights)
+
+
+# The vocabulary files of a preset, in the order they are preferred: the model directory's
+# vocabulary kept by an albert-tf export (`EXTRAS_DIR`), then keras-hub's tokenizer assets.
+PRESET_VOCABULARIES = (f"{EXTRAS_DIR}/vocab.model", f"{EXTRAS_DIR}/vocab.txt",
+                       "assets/tokenizer/vocabulary.spm", "vocabulary.spm",
+                       "assets/tokenizer/vocabulary.txt")
+
+
+def read_keras_hub(backbone_or_path):
+    """``(config, tensors, assets, head)`` of an `AlbertBackbone` or `BertBackbone` (object or
+    preset directory). The assets are the preset's vocabulary, if any (`PRESET_VOCABULARIES`:
+    ``vocabulary.spm``, SentencePiece, ``AlbertTokenizer``; ``vocabulary.txt``, WordPiece,
+    ``BertTokenizer``).
+
+    A task is accepted too: a ``*TextClassifier`` (preset with ``task.json``, or object)
+    gives its head (`read_head`; None otherwise), a ``*MaskedLM`` object its backbone (the
+    keras-hub MLM head is reported as skipped).
     """
     assets: list[str] = []
+    path = None
     if isinstance(backbone_or_path, (str, os.PathLike)):
         path = os.fspath(backbone_or_path)
         if not os.path.isdir(path):
             raise ConversionError(f"{path!r} is not a keras-hub preset directory.")
         obj = _load_preset(path)
         description = f"keras-hub preset {path}"
-        for name in ("assets/tokenizer/vocabulary.spm", "vocabulary.spm",
-                     "assets/tokenizer/vocabulary.txt"):
-            if os.path.isfile(os.path.join(path, name)):
-                assets.append(os.path.join(path, name))
+        assets = [os.path.join(path, n) for n in PRESET_VOCABULARIES
+                  if os.path.isfile(os.path.join(path, n))]
     else:
         obj = backbone_or_path
         description = f"keras-hub {type(obj).__name__} object"
@@ -118,6 +229,9 @@ def read_keras_hub(backbone_or_path) -> tuple[AlbertConfig, TensorSource, list[s
         raise ConversionError(f"{description}: expected a keras-hub {BACKBONE_CLASS} or "
                               f"{BERT_BACKBONE_CLASS}, got {class_name}.")
     config = config_from_keras_hub(backbone.get_config(), description, class_name)
+    head = read_head(obj, path, assets, config) if backbone is not obj else None
+    if head is not None and head.task.dropout != config.hidden_dropout_prob:
+        config = config.replace(classifier_dropout_prob=float(head.task.dropout))
     source = TensorSource(description)
     seen = set()
     for w in list(backbone.weights) + extra:
@@ -125,7 +239,30 @@ def read_keras_hub(backbone_or_path) -> tuple[AlbertConfig, TensorSource, list[s
             continue
         seen.add(w.path)
         source.add(w.path, w.shape, lambda w=w: as_float32(np.array(w.numpy())))
-    return config, source, assets
+    return config, source, assets, head
+
+
+def task_model(pretrainer, config: AlbertConfig, head: HubHead, report: MappingReport):
+    """Our task model for a keras-hub task: the encoder weights of ``pretrainer`` (the
+    backbone, mapped) and the task's head weights; its logits are checked against the
+    keras-hub task's on a probe batch. The MLM/SOP heads are not part of it."""
+    from albert_tf.checkpoints import build_task_model, named_weights
+    model = build_task_model(config, head.info)
+    encoder = named_weights(pretrainer)
+    for name, variable in named_weights(model).items():
+        if name in head.weights:
+            source, value = head.weights[name]
+            variable.assign(value)
+            report.mapped.append((source, name, name_map.IDENTITY, tuple(value.shape)))
+        else:
+            variable.assign(encoder[name].numpy())
+    report.missing = [(n, why) for n, why in report.missing
+                      if not n.startswith(name_map.HEAD_PREFIXES)]
+    report.notes.append(f"keras-hub {type(head.task).__name__}: written as an albert-tf "
+                        f"{head.info.head} model (task.json labels {list(head.info.label_list)}, "
+                        f"max_seq_length {head.info.max_seq_length}; no MLM/SOP heads)")
+    _check_logits(model, head.task, config, report)
+    return model
 
 
 # ------------------------------------------------------------------------- export
@@ -286,13 +423,7 @@ def build_backbone(layout: HubLayout, values: Mapping[str, np.ndarray]):
 def probe_difference(encoder, backbone, config: AlbertConfig) -> dict[str, float]:
     """Max abs differences of ``sequence_output [B, S, H]`` and ``pooled_output [B, H]``
     between our encoder and the keras-hub backbone on a fixed random batch with padding."""
-    rng = np.random.RandomState(0)
-    length = min(16, config.max_position_embeddings)
-    ids = rng.randint(0, config.vocab_size, size=(2, length)).astype(np.int32)
-    mask = np.ones_like(ids)
-    mask[1, length // 2:] = 0
-    types = np.zeros_like(ids)
-    types[:, length // 2:] = min(1, config.type_vocab_size - 1)
+    ids, mask, types = _probe_batch(config)
     ours = encoder({"input_word_ids": ids, "input_mask": mask, "input_type_ids": types})
     theirs = backbone({"token_ids": ids, "segment_ids": types, "padding_mask": mask})
     return {k: float(np.abs(np.asarray(ours[k]) - np.asarray(theirs[k])).max())
@@ -349,27 +480,59 @@ def tokenizer_casing(model_dir: str, do_lower_case: bool | None,
     return True, "the albert-tf default"
 
 
-def _albert_tokenizer(vocab: str, lower: bool, report: MappingReport):
-    import keras_hub
-    report.notes.append(
-        "AlbertTokenizer runs SentencePiece only: give it text already through "
-        f"albert_tf.text.preprocessing.preprocess_text(text, lower={lower}) (lower-casing, "
-        "`` '' quotes, accents); ALBERT's digit-comma split ('1,000') is not applied")
-    return keras_hub.models.AlbertTokenizer(proto=vocab)
+# What keras-hub's tokenizers do differently from ours, for the report (measured with
+# keras-hub 0.32 on SST-2 dev and odd strings: tests/test_interop_keras_hub_export.py).
+ALBERT_TOKENIZER_NOTE = (
+    "AlbertTokenizer: vocabulary.spm carries ALBERT's preprocessing in its normalizer "
+    "(lower-casing, `` '' quotes, accents; albert_tf.text.plain_spm) and leaves the "
+    "digit-comma pieces unused, so keras-hub's ids are ours on raw text; they can differ "
+    "only where ALBERT's digit-comma split depends on context ('pre-2000,') and on a Greek "
+    "final sigma")
+BERT_TOKENIZER_NOTE = (
+    "BertTokenizer: keras-hub's ids are ours on printable-ASCII text; on other text they "
+    "can differ: it case-folds with NFKC (ß -> ss, ligatures, full-width and circled forms, "
+    "… -> ...), splits at control and format characters (ours drops them), does not split "
+    "at non-ASCII spaces (NBSP, U+3000, U+2028) and keeps U+FFFD")
 
 
-def _bert_tokenizer(vocab: str, lower: bool, report: MappingReport):
+def _albert_tokenizer(py, vocab: str, report: MappingReport):
+    """keras-hub's AlbertTokenizer over our vocabulary with ALBERT's preprocessing in it."""
     import keras_hub
+
+    from albert_tf.text.plain_spm import PROBE_TEXTS, carrying_proto
+    try:
+        proto = carrying_proto(py)
+    except ValueError as e:                                   # VocabularyError
+        raise ConversionError(f"{vocab}: {e}; keras-hub's AlbertTokenizer would tokenize "
+                              "differently.") from None
+    report.notes.append(ALBERT_TOKENIZER_NOTE)
+    return keras_hub.models.AlbertTokenizer(proto=proto), PROBE_TEXTS
+
+
+def _bert_tokenizer(py, vocab: str, report: MappingReport):
+    """keras-hub's BertTokenizer over our ``vocab.txt``, with our casing; probed on the
+    printable-ASCII texts only (`BERT_TOKENIZER_NOTE`)."""
+    import keras_hub
+
+    from albert_tf.export.sdk_metadata import WORDPIECE_PROBE_TEXTS, in_wordpiece_same_ids
+    lower = py.do_lower_case
     report.notes.append(f"BertTokenizer lowercase={lower}, strip_accents={lower} (as Hugging "
                         "Face's BertTokenizer)")
-    return keras_hub.models.BertTokenizer(vocabulary=vocab, lowercase=lower, strip_accents=lower)
+    report.notes.append(BERT_TOKENIZER_NOTE)
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocab, lowercase=lower,
+                                               strip_accents=lower)
+    return tokenizer, tuple(filter(in_wordpiece_same_ids, WORDPIECE_PROBE_TEXTS))
 
 
 def hub_tokenizer(vocab: str, model_dir: str, config: AlbertConfig, report: MappingReport,
                   do_lower_case: bool | None = None):
-    """keras-hub's ``AlbertTokenizer`` (``vocab.model``) or ``BertTokenizer`` (``vocab.txt``)
-    for our vocabulary, which must fit the embedding matrix (`check_vocab_size`)."""
+    """``(keras-hub tokenizer, our Python tokenizer, probe texts)`` for our vocabulary:
+    ``AlbertTokenizer`` (``vocab.model``, carrying our preprocessing) or ``BertTokenizer``
+    (``vocab.txt``). The vocabulary must fit the embedding matrix (`check_vocab_size`) and
+    keras-hub's ids must be ours on the probe texts (a `ConversionError` naming the first
+    text that differs)."""
     from albert_tf.text import vocabulary as vocab_lib
+    from albert_tf.text.plain_spm import first_difference
     wordpiece = not vocab.endswith(".model")
     if wordpiece:
         _check_unique(vocab)
@@ -378,7 +541,13 @@ def hub_tokenizer(vocab: str, model_dir: str, config: AlbertConfig, report: Mapp
     kind, build = ("BertTokenizer", _bert_tokenizer) if wordpiece else \
         ("AlbertTokenizer", _albert_tokenizer)
     try:
-        tokenizer = build(vocab, lower, report)
+        py = vocab_lib.load_tokenizer(vocab, do_lower_case=lower)
+    except ValueError as e:                                   # VocabularyError
+        raise ConversionError(str(e)) from e
+    try:
+        tokenizer, probes = build(py, vocab, report)
+    except ConversionError:
+        raise
     except (ValueError, TypeError, RuntimeError) as e:
         raise ConversionError(f"{vocab}: keras-hub's {kind} refuses it: "
                               f"{' '.join(str(e).split())}") from e
@@ -386,8 +555,12 @@ def hub_tokenizer(vocab: str, model_dir: str, config: AlbertConfig, report: Mapp
         vocab_lib.check_vocab_size(int(tokenizer.vocabulary_size()), config.vocab_size, vocab)
     except vocab_lib.VocabularyError as e:
         raise ConversionError(str(e)) from e
+    difference = first_difference(py, tokenizer, probes)
+    if difference:
+        raise ConversionError(f"{vocab}: keras-hub's {kind} would give other ids than "
+                              f"albert-tf: {difference} in keras-hub.")
     report.assets.append(f"{vocab} -> keras-hub {kind}")
-    return tokenizer
+    return tokenizer, py, probes
 
 
 # ------------------------------------------------------------------ export: the preset
@@ -396,9 +569,12 @@ def _restore_encoder(model_dir: str, config: AlbertConfig, report: MappingReport
     from albert_tf.checkpoints import named_weights, restore_weights
     from albert_tf.networks.encoder import build_encoder
     encoder = build_encoder(config)
-    restored = restore_weights(encoder, model_dir, required=("",))
+    restored = restore_weights(encoder, model_dir, required=("",), allow_missing=("pooler/",))
     report.skipped += [(n, "head or training state: not part of a keras-hub backbone")
                        for n in restored.unused_in_checkpoint]
+    report.missing += [(n, "not in the model directory (a span or token model has no "
+                           "pooler): written freshly initialized; pooled_output is not trained")
+                       for n in restored.missing_in_checkpoint]
     return encoder, {n: v.numpy() for n, v in named_weights(encoder).items()}
 
 
@@ -412,46 +588,203 @@ def _note_pairing(backbone: str, tokenizer: str, report: MappingReport) -> None:
                             f"{backbone[:-len('Backbone')]} tasks expect a {usual}")
 
 
-def save_preset(backbone, tokenizer, directory: str) -> None:
-    """Writes ``backbone`` (and ``tokenizer``) with keras-hub's ``save_to_preset`` into
-    ``directory`` and checks that ``from_preset`` gives the same weights back."""
+PACKING_PROBE_PAIRS = 4                 # probe-text pairs packed as text pairs
+
+
+@dataclasses.dataclass
+class HubPreset:
+    """What `build_preset` builds and `save_preset` writes.
+
+    Attributes:
+      model: the keras-hub task of a finetuned model whose head keras-hub has
+        (``AlbertTextClassifier`` / ``BertTextClassifier``), else the backbone.
+      preprocessor: the ``*TextClassifierPreprocessor`` (tokenizer + ``[CLS] a [SEP] b
+        [SEP]`` packing to ``[B, sequence_length]``); None without a vocabulary.
+      extras: ``{file name under EXTRAS_DIR/: the file to copy}``.
+      report: the mapping report.
+    """
+
+    model: Any
+    preprocessor: Any
+    extras: dict[str, str]
+    report: MappingReport
+
+
+def _check_packing(preprocessor, py, texts, sequence_length: int) -> None:
+    """keras-hub's packed ``token_ids`` / ``segment_ids`` / ``padding_mask`` ``[B, S]`` of
+    single texts and text pairs must be our ``pack``'s; a `ConversionError` if not."""
+    texts = list(texts) + [" ".join(["word"] * sequence_length)]              # truncated
+    pairs = [(a, b) for a in texts[-PACKING_PROBE_PAIRS:] for b in texts[:2] + texts[-1:]]
+    packed = ((preprocessor(texts), [(t, None) for t in texts]),
+              (preprocessor(x=([a for a, _ in pairs], [b for _, b in pairs])), pairs))
+    for got, cases in packed:
+        for row, (a, b) in enumerate(cases):
+            theirs = {"input_word_ids": got["token_ids"][row],
+                      "input_type_ids": got["segment_ids"][row],
+                      "input_mask": got["padding_mask"][row]}
+            want = py.pack(a, b, max_seq_length=sequence_length)
+            if any(np.asarray(theirs[k]).astype(int).tolist() != v for k, v in want.items()):
+                raise ConversionError(f"keras-hub's preprocessor packs {(a, b)!r} otherwise "
+                                      "than albert-tf.")
+
+
+def hub_preprocessor(tokenizer, py, probes, config: AlbertConfig, info,
+                     report: MappingReport):
+    """keras-hub's ``AlbertTextClassifierPreprocessor`` / ``BertTextClassifierPreprocessor``
+    (by tokenizer) packing to ``task.json``'s ``max_seq_length`` (``info``: the length the
+    model was finetuned and is evaluated at), else to ``max_position_embeddings`` (the
+    longest input the backbone takes); checked against our packing on the probe texts."""
     import keras_hub
-    backbone.save_to_preset(directory)
-    if tokenizer is not None:
-        tokenizer.save_to_preset(directory)
-    reloaded = getattr(keras_hub.models, type(backbone).__name__).from_preset(directory)
+    if info is not None:
+        length, why = info.max_seq_length, "task.json max_seq_length"
+    else:
+        length, why = config.max_position_embeddings, "max_position_embeddings"
+    if length > config.max_position_embeddings:
+        raise ConversionError(f"task.json max_seq_length={length} exceeds the model's "
+                              f"max_position_embeddings={config.max_position_embeddings}.")
+    family = type(tokenizer).__name__[:-len("Tokenizer")]
+    cls = getattr(keras_hub.models, f"{family}TextClassifierPreprocessor")
+    preprocessor = cls(tokenizer=tokenizer, sequence_length=length)
+    _check_packing(preprocessor, py, probes, length)
+    report.notes.append(f"{cls.__name__} sequence_length={length} (from {why}), "
+                        "truncation as ours (round_robin = longest first)")
+    return preprocessor
+
+
+def _probe_batch(config: AlbertConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int32 ``[2, S]`` ids, mask and type ids (the second row half padding), S <= 16."""
+    rng = np.random.RandomState(0)
+    length = min(16, config.max_position_embeddings)
+    ids = rng.randint(0, config.vocab_size, size=(2, length)).astype(np.int32)
+    mask = np.ones_like(ids)
+    mask[1, length // 2:] = 0
+    types = np.zeros_like(ids)
+    types[:, length // 2:] = min(1, config.type_vocab_size - 1)
+    return ids, mask, types
+
+
+def _check_logits(ours, task, config: AlbertConfig, report: MappingReport) -> None:
+    """Our task model's and the keras-hub task's ``logits [B, C]`` on the probe batch
+    (`_probe_batch`) must agree to `PROBE_TOLERANCE`; the difference goes in the report."""
+    ids, mask, types = _probe_batch(config)
+    mine = ours({"input_word_ids": ids, "input_mask": mask, "input_type_ids": types})["logits"]
+    theirs = task({"token_ids": ids, "segment_ids": types, "padding_mask": mask})
+    diff = float(np.abs(np.asarray(mine) - np.asarray(theirs)).max())
+    report.notes.append(f"probe batch, max abs difference to ours: logits {diff:.2e}")
+    if diff > PROBE_TOLERANCE:
+        raise ConversionError(f"keras-hub's {type(task).__name__} differs from ours by "
+                              f"{diff:.3g} on a probe batch.", report)
+
+
+def hub_task(model_dir: str, layout: HubLayout, backbone, preprocessor, info,
+             report: MappingReport):
+    """The keras-hub task of a finetuned model (our head's weights in it), or ``backbone``
+    with a note when keras-hub has no task for the head (`TaskHead.keras_hub_task`)."""
+    import keras_hub
+
+    from albert_tf import task_heads
+    from albert_tf.checkpoints import load_task_model, named_weights
+    head = task_heads.get(info.head)
+    if head.keras_hub_task is None:
+        report.notes.append(f"task.json head {head.name!r}: keras-hub {keras_hub.__version__} "
+                            "has no task that computes it; the preset holds the backbone"
+                            f"{' and preprocessor' if preprocessor else ''} only")
+        return backbone
+    ours, _ = load_task_model(model_dir)
+    cls = getattr(keras_hub.models, layout.backbone[:-len("Backbone")] + head.keras_hub_task)
+    task = cls(backbone=backbone, num_classes=len(info.label_list), preprocessor=preprocessor,
+               dropout=ours.get_layer("classifier_dropout").rate)
+    weights = named_weights(ours)
+    mapped = set()
+    for part, variable in (("kernel", task.output_dense.kernel),
+                           ("bias", task.output_dense.bias)):
+        name = f"{head.keras_hub_dense}/{part}"
+        variable.assign(weights[name].numpy())
+        mapped.add(name)
+        report.mapped.append((name, variable.path, name_map.IDENTITY,
+                              tuple(weights[name].shape.as_list())))
+    report.skipped = [(n, why) for n, why in report.skipped if n not in mapped]
+    report.source = report.source.replace(f"{layout.backbone} preset", f"{cls.__name__} preset")
+    _check_logits(ours, task, ours.albert_config, report)
+    return task
+
+
+def _extras(model_dir: str, vocab: str | None, report: MappingReport) -> dict[str, str]:
+    """Our task.json and vocabulary, kept in the preset under `EXTRAS_DIR`."""
+    from albert_tf.checkpoints import TASK_FILE
+    files = [f for f in [os.path.join(model_dir, TASK_FILE), vocab] if f and os.path.isfile(f)]
+    report.assets += [f"{f} -> {EXTRAS_DIR}/{os.path.basename(f)} (for albert-tf-convert "
+                      "--from=keras_hub)" for f in files]
+    return {os.path.basename(f): f for f in files}
+
+
+def save_preset(preset: HubPreset, directory: str) -> None:
+    """Writes ``preset`` with keras-hub's own ``save_to_preset`` (a task writes its backbone
+    and preprocessor too) into ``directory`` (the extras under `EXTRAS_DIR`) and checks that
+    ``from_preset`` gives the same weights and sequence length back."""
+    model, preprocessor = preset.model, preset.preprocessor
+    model.save_to_preset(directory)
+    is_task = hasattr(model, "backbone")
+    if preprocessor is not None and not is_task:
+        preprocessor.save_to_preset(directory)
+    if preset.extras:
+        os.makedirs(os.path.join(directory, EXTRAS_DIR))
+        for name, path in preset.extras.items():
+            shutil.copyfile(path, os.path.join(directory, EXTRAS_DIR, name))
+    reloaded = type(model).from_preset(directory)
     theirs = {w.path: np.asarray(w.numpy()) for w in reloaded.weights}
-    bad = [w.path for w in backbone.weights
+    bad = [w.path for w in model.weights
            if not np.array_equal(np.asarray(w.numpy()), theirs.get(w.path))]
     if bad:
         raise ConversionError(f"{directory}: from_preset gives back other weights {bad[:5]}.")
+    if preprocessor is not None:
+        back = reloaded.preprocessor if is_task else type(preprocessor).from_preset(directory)
+        if back.sequence_length != preprocessor.sequence_length:
+            raise ConversionError(f"{directory}: from_preset gives back sequence_length "
+                                  f"{back.sequence_length}, not {preprocessor.sequence_length}.")
 
 
-def build_preset(model_dir: str, do_lower_case: bool | None = None):
-    """``(keras-hub backbone, tokenizer or None, report)`` for an albert-tf model directory.
+def _model_task_info(model_dir: str):
+    """The directory's `TaskInfo` (None without task.json)."""
+    from albert_tf.checkpoints import TASK_FILE, load_task_info
+    if not os.path.isfile(os.path.join(model_dir, TASK_FILE)):
+        return None
+    try:
+        return load_task_info(model_dir)
+    except ValueError as e:                         # a bad task.json: one line
+        raise ConversionError(str(e)) from e
+
+
+def build_preset(model_dir: str, do_lower_case: bool | None = None) -> HubPreset:
+    """The keras-hub preset (`HubPreset`) of an albert-tf model directory.
 
     The backbone (`hub_layout`: ``AlbertBackbone`` or ``BertBackbone``) holds our encoder
-    weights; heads (MLM, SOP, task) are not part of it. The tokenizer comes from the
-    directory's ``vocab.model`` / ``vocab.txt`` (None without either, said in the report).
-    Both models run on a probe batch first. ``do_lower_case``: casing of a WordPiece
-    tokenizer (default: ``task.json``, else the vocabulary's). Raises `ConversionError`.
+    weights; a finetuned classifier (``task.json``) becomes keras-hub's
+    ``AlbertTextClassifier`` / ``BertTextClassifier`` with our head's weights, other heads
+    are reported (keras-hub has no task for them), MLM/SOP heads are not part of it. The
+    tokenizer and preprocessor come from the directory's ``vocab.model`` / ``vocab.txt``
+    (none without either, said in the report). Both models run on a probe batch first.
+    ``do_lower_case``: the tokenizer's casing (default: ``task.json``, else the
+    vocabulary's). Raises `ConversionError`.
     """
     from albert_tf.checkpoints import load_config_from_dir
     config = load_config_from_dir(model_dir)
     layout = hub_layout(config, model_dir)
     vocab = find_vocab(model_dir)
+    info = _model_task_info(model_dir)
     report = MappingReport(source=f"albert-tf model directory {model_dir} -> keras-hub "
                                   f"{layout.backbone} preset", notes=list(layout.notes))
     if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
         report.notes.append(f"keras-hub has one dropout rate: dropout={config.hidden_dropout_prob}"
                             f" (attention dropout {config.attention_probs_dropout_prob} dropped)")
-    tokenizer = None
+    preprocessor = None
     if vocab is None:
         report.notes.append(f"no vocab.model or vocab.txt in {model_dir}: wrote the backbone "
                             "only (no tokenizer)")
     else:
-        tokenizer = hub_tokenizer(vocab, model_dir, config, report, do_lower_case)
+        tokenizer, py, probes = hub_tokenizer(vocab, model_dir, config, report, do_lower_case)
         _note_pairing(layout.backbone, type(tokenizer).__name__, report)
+        preprocessor = hub_preprocessor(tokenizer, py, probes, config, info, report)
     encoder, ours = _restore_encoder(model_dir, config, report)
     backbone = build_backbone(layout, hub_weights(config, layout, ours, report))
     diffs = probe_difference(encoder, backbone, config)
@@ -460,4 +793,6 @@ def build_preset(model_dir: str, do_lower_case: bool | None = None):
     if max(diffs.values()) > PROBE_TOLERANCE:
         raise ConversionError(f"keras-hub's {layout.backbone} differs from ours by "
                               f"{max(diffs.values()):.3g} on a probe batch.", report)
-    return backbone, tokenizer, report
+    model = backbone if info is None else hub_task(model_dir, layout, backbone, preprocessor,
+                                                   info, report)
+    return HubPreset(model, preprocessor, _extras(model_dir, vocab, report), report)

@@ -273,6 +273,13 @@ HF_ALBERT = NameTable(
     ),
 )
 
+def hf_head_rules(linear: str, dense: str) -> tuple[Rule, Rule]:
+    """The rows of a Hugging Face task head's ``nn.Linear`` ``linear`` (``classifier``,
+    ``qa_outputs``), which is our Dense layer ``dense`` (`albert_tf.task_heads` names both)."""
+    return (Rule(f"{linear}.weight", f"{dense}/kernel", TRANSPOSE),
+            Rule(f"{linear}.bias", f"{dense}/bias"))
+
+
 # Hugging Face transformers BERT (BertModel / BertForPreTraining): our BERT layout,
 # E == H, sharing "none", owners layer_{i}; the NSP head loads into our sop/ head.
 _HB = "bert.encoder.layer.{i}."
