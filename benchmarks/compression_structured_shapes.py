@@ -15,13 +15,14 @@ import os
 
 from compression_common import RESULTS, export, latency, log, path
 
+from albert_tf import resources
 from albert_tf.backend import keras
 from albert_tf.checkpoints import TaskInfo, build_task_model, save_model_dir
 from albert_tf.compression import structured
 from albert_tf.compression.compression_config import StructuredConfig
-from albert_tf.compression.fixtures import VOCAB
 from albert_tf.config import load_config
 
+VOCAB = resources.resolve(resources.DEFAULT_VOCAB)
 INFO = TaskInfo(task="sst2", head="classification", label_list=("0", "1"))
 
 

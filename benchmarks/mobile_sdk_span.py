@@ -301,9 +301,10 @@ def compare(items: Sequence[Item], ours: Sequence[dict], sdk: Sequence[dict]) ->
 
 def squad_scores(items: Sequence[Item], predictions: Sequence[str]) -> dict:
     """Exact match and F1 (SQuAD normalization) of ``predictions`` against the answers."""
-    from albert_tf.data.squad import read_squad_examples, squad_metrics
+    from albert_tf.data.squad import gold_answers, read_squad_examples
+    from albert_tf.training.metrics import squad_metrics
     examples = read_squad_examples(squad_json(items), is_training=False)
-    return squad_metrics(examples, {f"q{i}": p for i, p in enumerate(predictions)})
+    return squad_metrics({f"q{i}": p for i, p in enumerate(predictions)}, gold_answers(examples))
 
 
 # ----------------------------------------------------------------------------- main

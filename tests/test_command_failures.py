@@ -251,7 +251,7 @@ def build_artifacts(root: str) -> dict[str, str]:
     """Writes the artifacts under ``root``; returns ``{placeholder: path}``."""
     import albert_tf
     from albert_tf.backend import tf
-    from albert_tf.compression.fixtures import VOCAB, tiny_config, tiny_model_dir
+    from tests.compression_fixtures import VOCAB, tiny_config, tiny_model_dir
     from albert_tf.checkpoints import load_task_model
     from albert_tf.export.common import load_source
     from albert_tf.export.onnx import export_onnx

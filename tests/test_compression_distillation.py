@@ -6,8 +6,8 @@ import pytest
 from albert_tf.backend import keras, tf
 from albert_tf.compression import distillation
 from albert_tf.compression.compression_config import CompressionConfigError, DistillationConfig
-from albert_tf.compression.fixtures import random_features, tiny_config
 from albert_tf.models import build_classifier
+from tests.compression_fixtures import random_features, tiny_config
 
 
 def test_soft_target_loss_is_t2_scaled_kl():

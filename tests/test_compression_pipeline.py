@@ -10,8 +10,8 @@ from albert_tf.compression import data as data_lib
 from albert_tf.compression import compressor
 from albert_tf.compression.compression_config import (CompressionConfig, CompressionConfigError,
                                           build_compression_config)
-from albert_tf.compression.fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
 from albert_tf.hyperparams import ConfigKeyError
+from tests.compression_fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -7,8 +7,8 @@ import tensorflow_model_optimization as tfmot
 from albert_tf.backend import keras
 from albert_tf.compression import pruning
 from albert_tf.compression.compression_config import CompressionConfigError, PruningConfig
-from albert_tf.compression.fixtures import random_features, tiny_config
 from albert_tf.models import build_classifier
+from tests.compression_fixtures import random_features, tiny_config
 
 
 def _fit(model, x, y, steps, callbacks):

@@ -9,9 +9,8 @@ from albert_tf.backend import keras
 from albert_tf.checkpoints import load_task_model, named_weights, save_model_dir
 from albert_tf.compression import qat
 from albert_tf.compression.compression_config import QATConfig
-from albert_tf.compression.fixtures import (VOCAB, random_features, sst2_task_info,
-                                           tiny_config)
 from albert_tf.models import build_classifier
+from tests.compression_fixtures import VOCAB, random_features, sst2_task_info, tiny_config
 
 
 def _model(layers=3, seed=0):
@@ -106,7 +105,7 @@ def test_int8_tflite_masks_padded_keys(tmp_path):
     predicted one class on padded SST-2 inputs."""
     from ai_edge_litert.interpreter import Interpreter
 
-    from albert_tf.compression.fixtures import tiny_model_dir
+    from tests.compression_fixtures import tiny_model_dir
     from albert_tf.export.common import load_source
     seq, pad_from = 32, 9                    # seq >= 16: TFLite's vectorized int8 ADD
     config = tiny_config(num_hidden_layers=2, sharing="none")

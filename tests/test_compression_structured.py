@@ -7,8 +7,8 @@ from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import load_task_model, save_model_dir
 from albert_tf.compression import structured
 from albert_tf.compression.compression_config import CompressionConfigError, StructuredConfig
-from albert_tf.compression.fixtures import VOCAB, random_features, sst2_task_info, tiny_config
 from albert_tf.models import build_classifier
+from tests.compression_fixtures import VOCAB, random_features, sst2_task_info, tiny_config
 
 
 @pytest.mark.parametrize("sharing, importance", [("all", "gradient"), ("none", "magnitude")])

@@ -10,10 +10,12 @@ import re
 import numpy as np
 import pytest
 
-from albert_tf.data.squad import (SquadError, convert_examples_to_features, postprocess_predictions,
-                                  read_squad_examples, span_to_text, squad_dataset, squad_metrics)
+from albert_tf.data.squad import (SquadError, convert_examples_to_features, gold_answers,
+                                  postprocess_predictions, read_squad_examples, span_to_text,
+                                  squad_dataset)
 from albert_tf.data.task_data import load_task
 from albert_tf.text.tokenizer import AlbertTokenizer
+from albert_tf.training.metrics import squad_metrics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
@@ -85,8 +87,11 @@ def test_postprocess_recovers_answers_from_oracle_logits(squad_file, tok):
                                           version_2_with_negative=True)
     for ex in examples:
         assert predictions[ex.qas_id] == ("" if ex.is_impossible else ex.answer_text)
-    scores = squad_metrics(examples, predictions)
+    scores = squad_metrics(predictions, gold_answers(examples))
     assert scores == {"exact_match": 100.0, "f1": 100.0}
+    answerable = next(ex.qas_id for ex in examples if not ex.is_impossible)
+    abstained = squad_metrics({**predictions, answerable: ""}, gold_answers(examples))
+    assert abstained["exact_match"] < 100.0
     batch = next(iter(squad_dataset(features, 8, is_training=False)))
     assert batch["input_word_ids"].shape == (8, 96) and batch["unique_ids"].shape == (8,)
     inputs, labels = next(iter(squad_dataset(train_features, 8, is_training=True, seed=0)))

@@ -61,6 +61,7 @@ def test_export_equals_keras_on_dev_ids_at_two_lengths(float_export, source, dev
                              for n in ("input_word_ids", "input_mask", "input_type_ids")}
     assert sig["outputs"] == {"probabilities": {"dtype": "float32", "shape": [None, 2]},
                               "label_id": {"dtype": "int32", "shape": [None]}}
+    assert tuple(sig["outputs"]) == source.head.onnx_outputs   # as the registry declares
     ops = meta["ops"]["by_type"]   # every layer as ONNX Runtime's fused operators
     assert (ops["Attention"], ops["SkipLayerNormalization"], ops["FastGelu"]) == (
         LAYERS, 2 * LAYERS, LAYERS)
@@ -90,6 +91,7 @@ def test_encoder_outputs_and_bert_without_sharing(tmp_path):
         out = export_onnx(path, str(tmp_path / f"ort_{sharing}"))
         assert list(_meta(out)["signatures"]["serving_default"]["outputs"]) == [
             "sequence_output", "pooled_output"]
+        assert load_source(path).head.onnx_outputs == ("sequence_output", "pooled_output")
         feats = pack(["a first sentence", "and a second, longer one to pad the first"], 24)
         keras = load_source(path).encoder({k: tf.constant(v) for k, v in feats.items()})
         sequence, pooled = _session(out).run(["sequence_output", "pooled_output"], feats)

@@ -180,7 +180,7 @@ def test_output_that_changes_during_the_write_is_not_replaced(tmp_path):
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     """A tiny SST-2 model directory inside a finetune-like run directory."""
-    from albert_tf.compression.fixtures import tiny_model_dir
+    from tests.compression_fixtures import tiny_model_dir
     run_dir = tmp_path_factory.mktemp("runs") / "sst2"
     run_dir.mkdir()
     (run_dir / "checkpoint").write_text("model_checkpoint_path: \"ckpt-10\"\n")

@@ -301,7 +301,7 @@ def test_tiny_run_compresses_exports_reports_and_resumes(tmp_path, data_dir):
     quarter of 12 s at the 3 steps/s the finetuning summaries record, over the pruning
     step cost 1.5), the pruned model's export, score and timing, the report; then a
     rerun that skips every stage."""
-    from albert_tf.compression.fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
+    from tests.compression_fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
     from albert_tf.pipeline.driver import Paths, run_pipeline
     config = PipelineConfig(output_dir=str(tmp_path / "run"),
                             data_dir=tiny_sst2_dir(str(tmp_path / "data"), data_dir, 64, 32,

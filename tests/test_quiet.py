@@ -170,7 +170,7 @@ def _seed_run(run_dir: str, model_dir: str) -> None:
 
 def _inputs(work: str, real_data: str) -> None:
     """model/, data/, corpus.txt, experiment.yaml and run/ in ``work``."""
-    from albert_tf.compression.fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
+    from tests.compression_fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
     model = tiny_model_dir(os.path.join(work, "model"), tiny_config(num_hidden_layers=2),
                            max_seq_length=16)
     tiny_sst2_dir(os.path.join(work, "data"), real_data, train=64, dev=32, test=16)

@@ -59,7 +59,8 @@ def case(request, wordpiece_vocab, tmp_path_factory) -> dict:
     (``ours``), and what the reference writer needs."""
     from albert_tf.export import sdk_metadata
     from albert_tf.export.common import load_source
-    from albert_tf.export.tflite import convert, with_export_head
+    from albert_tf.export.common import with_export_head
+    from albert_tf.export.tflite import convert
     name = request.param
     vocab = wordpiece_vocab if name.endswith("wordpiece") else VOCAB
     root = tmp_path_factory.mktemp(name)

@@ -54,6 +54,24 @@ def test_bad_values_name_the_key():
         cfg.build_experiment(None, [], ["runtime.mixed_precision_dtype=float8"])
 
 
+def test_every_task_type_the_trainer_runs_validates():
+    from albert_tf import task_heads as heads
+    assert {"multiple_choice", "token_classification", "squad"} <= set(heads.task_types())
+    for task_type in heads.task_types():
+        config = cfg.build_experiment(None, [], [f"task.type={task_type}"])
+        assert heads.for_task_type(config.task.type).task_type == task_type
+
+
+def test_unknown_task_type_is_one_line_naming_the_task_types():
+    from albert_tf import task_heads as heads
+    with pytest.raises(cfg.ConfigValueError) as info:
+        cfg.build_experiment(None, [], ["task.type=multiple_chioce"])
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("task.type: 'multiple_chioce'")
+    assert all(repr(task_type) in message for task_type in heads.task_types())
+    assert "'embedding'" not in message and "'regression'" not in message   # no task type
+
+
 def test_yaml_file_with_unknown_key_names_file_and_key(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("trainer:\n  bogus_key: 1\n")

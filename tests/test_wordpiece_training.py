@@ -164,7 +164,7 @@ def _bert_dir(directory: str, vocab: str, do_lower_case: bool = True) -> str:
 
 def test_finetune_binary_from_a_bert_directory_with_vocab_txt(tmp_path, data_dir, vocab):
     from albert_tf import checkpoints
-    from albert_tf.compression.fixtures import tiny_sst2_dir
+    from tests.compression_fixtures import tiny_sst2_dir
     init = _bert_dir(str(tmp_path / "bert"), vocab)
     data = tiny_sst2_dir(str(tmp_path / "data"), data_dir, train=512, dev=128)
     out = tmp_path / "sst2"
@@ -240,7 +240,7 @@ def test_a_vocabulary_larger_than_the_embedding_is_refused(vocab, tok):
 # ----------------------------------------------------------------------- compression
 def test_compression_data_with_a_wordpiece_vocabulary(tmp_path, data_dir, vocab, tok):
     from albert_tf.compression.data import load_task_inputs
-    from albert_tf.compression.fixtures import sst2_task_info, tiny_sst2_dir
+    from tests.compression_fixtures import sst2_task_info, tiny_sst2_dir
     data = tiny_sst2_dir(str(tmp_path / "data"), data_dir, train=64, dev=32)
     inputs = load_task_inputs(sst2_task_info(32), data, vocab)
     assert isinstance(inputs.tokenizer, WordPieceTokenizer)

@@ -48,9 +48,11 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
+from albert_tf.data.task_data import expected_glue_file   # no TensorFlow
 from albert_tf.export import metadata as meta_lib   # no TensorFlow
+from albert_tf.export.signatures import bucket_lengths   # no TensorFlow
 
-SST2_DEV = os.path.join("glue", "SST-2", "dev.tsv")
+SST2_DEV = expected_glue_file("", "sst2", "dev")   # glue/SST-2/dev.tsv under the data root
 SST2_LABELS = ("0", "1")
 SST2_TASKS = ("sst2", "sst-2")
 RANDOM_HEAD_TASK = "sst2-random-head"   # a task name no accuracy is reported for
@@ -348,7 +350,7 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
     dev_file = sst2_dev_file(data_dir)
     from albert_tf import resources
     data_dir = resources.data_dir(data_dir or None)   # exists: sst2_dev_file checked it
-    buckets = sorted({int(b) for b in buckets})
+    buckets = bucket_lengths(buckets)
     classifier = classifier_model_dir(model_dir, os.path.join(work_dir, name, "sst2_classifier"),
                                       buckets[-1])
     builder = ArtifactBuilder(classifier, os.path.join(work_dir, name), data_dir, echo)

@@ -51,6 +51,8 @@ from typing import Callable
 from albert_tf.benchmark.runtimes import OPENVINO_PRECISIONS
 from albert_tf.benchmark.tables import Measurement
 from albert_tf.benchmark.worker import MISSING_PACKAGE_EXIT, missing_package
+from albert_tf.data.task_data import expected_glue_file
+from albert_tf.export.signatures import bucket_lengths
 
 RUNTIMES = ("tf", "tflite_none", "tflite_dynamic", "tflite_int8", "torch", "torch_int8",
             "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8", "openvino", "openvino_bf16",
@@ -70,7 +72,7 @@ IR_PRECISIONS = {ir: OPENVINO_PRECISIONS[runner] for ir, runner in IR_RUNNERS.it
 HF_RUNTIMES = ("torch", "torch_int8", "onnx", "onnx_int8", "onnx_opt", "onnx_opt_int8",
                "openvino", "openvino_bf16", "openvino_int8")
 # int8 calibration text: SST-2 *train* sentences (tflite_int8, openvino_int8, ir_int8).
-SST2_TRAIN = os.path.join("glue", "SST-2", "train.tsv")
+SST2_TRAIN = expected_glue_file("", "sst2", "train")   # under the data root
 NNCF_CALIBRATION_SENTENCES = 128
 # Where a missing package comes from: its pip name and the albert-tf extra that has it.
 _PIP_NAMES = {"ai_edge_litert": "ai-edge-litert", "tensorflow_text": "tensorflow-text",
@@ -332,7 +334,7 @@ class ArtifactBuilder:
     def tflite_buckets(self, quantization: str, batch: int, seq_lengths: list[int]) -> str:
         """One export directory with a static ``[batch, seq]`` signature ``seq_<n>`` per
         sequence-length bucket (a single bucket is named ``serving_default``)."""
-        seq_lengths = sorted(set(seq_lengths))
+        seq_lengths = bucket_lengths(seq_lengths)
         out = self.path(f"tflite_{quantization}",
                         f"b{batch}_buckets_" + "-".join(str(s) for s in seq_lengths))
         self._export_tflite(out, quantization, seq_lengths, batch)

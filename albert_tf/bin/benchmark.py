@@ -156,7 +156,8 @@ def main(argv: list[str]) -> None:
         except resources.DataDirError as e:
             raise app.UsageError(f"{names} calibrate{'s' * (len(calibrated) == 1)} on SST-2 "
                                  f"train text: {e}")
-        calibration = os.path.join(data_dir, "glue", "SST-2", "train.tsv")
+        from albert_tf.data.task_data import expected_glue_file
+        calibration = expected_glue_file(data_dir, "sst2", "train")
         if not os.path.isfile(calibration):
             raise app.UsageError(f"{calibration} not found ({names} calibrate"
                                  f"{'s' * (len(calibrated) == 1)} on it): "
@@ -173,6 +174,7 @@ def main(argv: list[str]) -> None:
     e2e = None
     if FLAGS.sst2_end_to_end:
         from albert_tf.benchmark.end_to_end import EndToEndError, check_export, sst2_dev_file
+        from albert_tf.export.signatures import bucket_lengths
         try:
             dev_file = sst2_dev_file(data_dir)
             for export in FLAGS.sst2_tflite:
@@ -180,7 +182,7 @@ def main(argv: list[str]) -> None:
         except EndToEndError as e:
             raise app.UsageError(str(e))
         try:
-            buckets = sorted({int(b) for b in FLAGS.sst2_buckets})
+            buckets = bucket_lengths(FLAGS.sst2_buckets)
             batch_sizes = [int(b) for b in FLAGS.sst2_batch_sizes]
         except ValueError:
             raise app.UsageError("--sst2_buckets and --sst2_batch_sizes take integers, e.g. "

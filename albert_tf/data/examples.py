@@ -28,6 +28,8 @@ import random
 import sys
 from typing import Iterable
 
+from albert_tf.data.task_data import expected_glue_file
+
 TAGS = ("NEG", "O", "POS")
 
 
@@ -50,7 +52,7 @@ def rte_choice(data_dir: str, output_dir: str, num_choices: int = 4, seed: int =
     out = os.path.join(output_dir, "rte_choice")
     header = ["context"] + [f"choice_{i}" for i in range(num_choices)] + ["label"]
     for split in ("train", "dev"):
-        rows = _rows(os.path.join(data_dir, "glue", "RTE", f"{split}.tsv"))[1:]
+        rows = _rows(expected_glue_file(data_dir, "rte", split))[1:]
         pairs = [(r[1].strip(), r[2].strip()) for r in rows if len(r) >= 4]
         rng = random.Random(f"{seed}-{split}")
         examples = []
@@ -68,7 +70,7 @@ def rte_choice(data_dir: str, output_dir: str, num_choices: int = 4, seed: int =
 def sentiment_lexicon(data_dir: str) -> dict[str, str]:
     """``{word: POS|NEG}``: the one-word phrases of SST-2 train and their label."""
     lexicon = {}
-    for row in _rows(os.path.join(data_dir, "glue", "SST-2", "train.tsv"))[1:]:
+    for row in _rows(expected_glue_file(data_dir, "sst2", "train"))[1:]:
         if len(row) == 2 and len(row[0].split()) == 1 and row[1] in ("0", "1"):
             lexicon[row[0].strip()] = "POS" if row[1] == "1" else "NEG"
     return lexicon
@@ -83,13 +85,13 @@ def sst2_tags(data_dir: str, output_dir: str, num_train: int = 6000, seed: int =
         words = text.split()
         return [" ".join(words), " ".join(lexicon.get(w, "O") for w in words)]
 
-    train = sorted({r[0].strip() for r in _rows(os.path.join(
-        data_dir, "glue", "SST-2", "train.tsv"))[1:] if len(r) == 2 and len(r[0].split()) >= 6})
+    train = sorted({r[0].strip() for r in _rows(expected_glue_file(data_dir, "sst2", "train"))[1:]
+                    if len(r) == 2 and len(r[0].split()) >= 6})
     train = [t for t in train if any(w in lexicon for w in t.split())]
     random.Random(seed).shuffle(train)
     _write(os.path.join(out, "train.tsv"), ["tokens", "tags"],
            [tagged(t) for t in train[:num_train]])
-    dev = [r[0] for r in _rows(os.path.join(data_dir, "glue", "SST-2", "dev.tsv"))[1:]
+    dev = [r[0] for r in _rows(expected_glue_file(data_dir, "sst2", "dev"))[1:]
            if len(r) == 2]
     _write(os.path.join(out, "dev.tsv"), ["tokens", "tags"], [tagged(t) for t in dev])
     return out

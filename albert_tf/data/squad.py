@@ -23,8 +23,6 @@ import dataclasses
 import json
 import logging
 import math
-import re
-import string
 from typing import Sequence
 
 import numpy as np
@@ -272,33 +270,7 @@ def postprocess_predictions(examples: Sequence[SquadExample], features: Sequence
     return predictions
 
 
-def normalize_answer(text: str) -> str:
-    """The official SQuAD normalization: lower case, no punctuation, articles or extra spaces."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
-
-
-def _f1(prediction: str, truth: str) -> float:
-    p, t = normalize_answer(prediction).split(), normalize_answer(truth).split()
-    if not p or not t:
-        return float(p == t)
-    common = collections.Counter(p) & collections.Counter(t)
-    same = sum(common.values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(p), same / len(t)
-    return 2 * precision * recall / (precision + recall)
-
-
-def squad_metrics(examples: Sequence[SquadExample], predictions: dict[str, str]) -> dict:
-    """Exact match and F1 (percent), max over the gold answers ("" for unanswerable)."""
-    em = f1 = 0.0
-    for ex in examples:
-        truths = ex.answers if ex.answers and not ex.is_impossible else [""]
-        pred = predictions.get(ex.qas_id, "")
-        em += max(float(normalize_answer(pred) == normalize_answer(t)) for t in truths)
-        f1 += max(_f1(pred, t) for t in truths)
-    n = max(len(examples), 1)
-    return {"exact_match": 100.0 * em / n, "f1": 100.0 * f1 / n}
+def gold_answers(examples: Sequence[SquadExample]) -> dict[str, list[str]]:
+    """qas_id -> gold answer texts (``[]`` for unanswerable questions), the ``answers``
+    argument of `albert_tf.training.metrics.squad_metrics`."""
+    return {ex.qas_id: ([] if ex.is_impossible else list(ex.answers)) for ex in examples}

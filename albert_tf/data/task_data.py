@@ -288,7 +288,8 @@ def find_glue_task_dir(data_dir: str, name: str) -> str | None:
 
 
 def expected_glue_file(data_dir: str, name: str, split: str = "train") -> str:
-    """The path an error names when GLUE task ``name`` is missing from the data root."""
+    """``<data_dir>/glue/<directory>/<split>.tsv``: where the GLUE table puts task ``name``'s
+    ``split`` under the data root (also the path an error names when it is missing)."""
     return os.path.join(data_dir, "glue", GLUE_TASKS[glue_task_key(name)].directory,
                         f"{split}.tsv")
 

@@ -134,6 +134,17 @@ def load_source(model_dir: str, vocab_file: str | None = None) -> ExportSource:
                         encoder=_encoder_view(model), vocab_file=vocab, has_mlm=has_mlm)
 
 
+def with_export_head(source: ExportSource, head: str) -> ExportSource:
+    """``source`` with an export head (`albert_tf.task_heads.EXPORT_HEADS`) on its encoder."""
+    if head == source.task_info.head:
+        return source
+    if head not in heads_lib.EXPORT_HEADS:
+        raise ExportError(f"--head={head}: an export can put one of "
+                          f"{sorted(heads_lib.EXPORT_HEADS)} on a model (or leave --head "
+                          f"unset for the model's own {source.task_info.head!r}).")
+    return dataclasses.replace(source, export_head=head)
+
+
 def task_outputs(source: ExportSource, outputs: dict[str, tf.Tensor],
                  features: dict[str, tf.Tensor], sep_id: int) -> dict[str, tf.Tensor]:
     """The task outputs of a model call (tensors only; strings are added by the caller)."""

@@ -43,10 +43,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from albert_tf import task_heads as heads
 from albert_tf.export import metadata as meta_lib
 from albert_tf.export import server_checks as checks
 
@@ -58,9 +59,6 @@ SIGNATURE = "serving_default"
 OPSET = 17                  # LayerNormalization
 CONTRIB = "com.microsoft"   # Attention, SkipLayerNormalization, FastGelu, BiasGelu
 PIP_FIX = "pip install 'albert-tf[onnx]' (onnx and onnxruntime)"
-HEAD_OUTPUTS = {"pretraining": ("sequence_output", "pooled_output"),
-                "classification": ("probabilities", "label_id"),
-                "regression": ("value",)}
 ACTIVATIONS = {"gelu": "FastGelu", "gelu_tanh": "FastGelu", "gelu_new": "FastGelu",
                "gelu_exact": "BiasGelu", "relu": "Relu"}
 
@@ -188,10 +186,11 @@ def _ffn(g: _Graph, x: str, block, name: str, config, index: int) -> str:
 
 def check_exportable(source) -> None:
     """An `ExportError` naming the fix when ``source`` cannot be written as this graph."""
-    config, head = source.config, source.head.name
-    if head not in HEAD_OUTPUTS:
-        raise _error(f"--format=onnx exports {sorted(HEAD_OUTPUTS)} models; this one has a "
-                     f"{head!r} head: export it with --format=tflite or --format=openvino.")
+    config, head = source.config, source.head
+    if not head.onnx_outputs:
+        raise _error(f"--format=onnx exports {sorted(heads.onnx_heads())} models; this one "
+                     f"has a {head.name!r} head: export it with --format=tflite or "
+                     "--format=openvino.")
     if config.hidden_act not in ACTIVATIONS:
         raise _error(f"--format=onnx: hidden_act {config.hidden_act!r} has no fused ONNX "
                      f"Runtime operator here (supported: {sorted(ACTIVATIONS)}); export with "
@@ -213,6 +212,20 @@ def check_exportable(source) -> None:
                                  "plain best/ directory) or export with --format=tflite.")
 
 
+# head class -> the graph of its outputs (``head.onnx_outputs``) on the pooled [CLS]: each
+# builder is registered for its head by `_head_graph`.
+HEAD_GRAPHS: dict[type, Callable[..., list]] = {}
+
+
+def _head_graph(head_class: type):
+    """Registers the decorated builder as the ONNX output graph of ``head_class``."""
+    def register(build: Callable[..., list]) -> Callable[..., list]:
+        HEAD_GRAPHS[head_class] = build
+        return build
+    return register
+
+
+@_head_graph(heads.PretrainingHead)
 def _encoder_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
     """``sequence_output [B, S, H]`` and ``pooled_output [B, H]`` (pretrained models)."""
     from onnx import TensorProto, helper
@@ -223,6 +236,7 @@ def _encoder_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
             helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT, dims + [hidden])]
 
 
+@_head_graph(heads.ClassificationHead)
 def _classification_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
     """``probabilities [B, C]`` (softmax of the logits) and ``label_id`` int32 ``[B]``."""
     from onnx import TensorProto, helper
@@ -235,17 +249,13 @@ def _classification_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> 
             helper.make_tensor_value_info("label_id", TensorProto.INT32, dims)]
 
 
+@_head_graph(heads.RegressionHead)
 def _regression_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
     """``value [B]``."""
     from onnx import TensorProto, helper
     value = _dense(g, pooled, source.model.get_layer("regressor"), "regressor")
     g.node("Reshape", [value, g.weight("const/flat", np.array([-1], np.int64))], "value")
     return [helper.make_tensor_value_info("value", TensorProto.FLOAT, dims)]
-
-
-# head name -> the graph of its outputs on the pooled [CLS] (outputs as in HEAD_OUTPUTS).
-HEAD_GRAPHS = {"pretraining": _encoder_outputs, "classification": _classification_outputs,
-               "regression": _regression_outputs}
 
 
 def build_graph(source, seq_length: int | None = None, batch_size: int | None = None):
@@ -267,13 +277,12 @@ def build_graph(source, seq_length: int | None = None, batch_size: int | None = 
                  "pooler/cls", axis=1)                                           # [B, H]
     pooled = g.node("Tanh", [_dense(g, cls, model.get_layer("pooler").dense, "pooler/dense")],
                     "pooled")
-    head = source.head.name
     dims = [batch_size or "batch"]
-    outputs = HEAD_GRAPHS[head](g, pooled, source, dims, seq_length or "seq")
+    outputs = HEAD_GRAPHS[type(source.head)](g, pooled, source, dims, seq_length or "seq")
     inputs = [helper.make_tensor_value_info(name, TensorProto.INT32,
                                             dims + [seq_length or "seq"])
               for name in INPUT_NAMES]
-    graph = helper.make_graph(g.nodes, f"albert_tf_{head}", inputs, outputs,
+    graph = helper.make_graph(g.nodes, f"albert_tf_{source.head.name}", inputs, outputs,
                               initializer=list(g.initializers.values()))
     proto = helper.make_model(graph, producer_name="albert-tf", opset_imports=[
         helper.make_opsetid("", OPSET), helper.make_opsetid(CONTRIB, 1)])

@@ -4,7 +4,7 @@
     export_openvino("runs/sst2", "ov/sst2_int8", quantization="int8")   # NNCF, SST-2 train text
 
 The IR is ``openvino.convert_model`` of the same concrete function the TFLite export
-converts (`albert_tf.export.tflite.concrete_functions`: int32 ``input_word_ids``,
+converts (`albert_tf.export.signatures.concrete_functions`: int32 ``input_word_ids``,
 ``input_mask``, ``input_type_ids`` in, the head's outputs out, e.g. ``probabilities`` and
 ``label_id`` for classifiers), with ``[None, None]`` input shapes unless ``seq_length`` /
 ``batch_size`` fix them. OpenVINO compiles a model per static shape at load
@@ -18,8 +18,8 @@ docs/export.md has the sizes).
 ``quantization="int8"``: NNCF post-training quantization (``nncf.quantize``,
 ``ModelType.TRANSFORMER``: FakeQuantize on MatMul inputs and weights; LayerNorm, Softmax and
 GELU stay float) calibrated on real task text, the task's *train* split, read by the helper
-TFLite int8 uses (`albert_tf.export.tflite.calibration_texts`; ``--calibration_file`` wins;
-dev and test are never used). Each text is packed to the sequence length it runs at: the
+TFLite int8 uses (`albert_tf.export.quantization.calibration_texts`; ``--calibration_file``
+wins; dev and test are never used). Each text is packed to the sequence length it runs at: the
 static ``seq_length``, or (dynamic IR) the smallest default bucket of the runner that holds
 it. NNCF quantizes each use of a weight on its own, so ALBERT's shared weights become one
 int8 copy per layer: the int8 IR is larger than the float one (docs/export.md).
@@ -46,6 +46,7 @@ from typing import Any, Sequence
 
 from albert_tf.export import metadata as meta_lib
 from albert_tf.export import server_checks as checks
+from albert_tf.export.quantization import DEFAULT_CALIBRATION_SIZE
 
 _error = checks.export_error
 
@@ -53,7 +54,6 @@ QUANTIZATIONS = ("none", "int8")
 MODEL_FILE = meta_lib.OPENVINO_MODEL_FILE          # model.xml
 WEIGHTS_FILE = "model.bin"
 SIGNATURE = "serving_default"
-DEFAULT_CALIBRATION_SIZE = 256   # as the TFLite int8 export
 PIP_FIX = "pip install 'albert-tf[openvino]'"
 WITH_TOKENIZER_REFUSAL = (
     "--with_tokenizer: OpenVINO exports take token ids; tokenize with albert_tf (Python: "
@@ -71,11 +71,11 @@ def require(*packages: str) -> None:
 
 
 def convert(source, seq_length: int | None = None, batch_size: int | None = None):
-    """The ``openvino.Model`` of ``source``'s id function (`tflite.concrete_functions`;
+    """The ``openvino.Model`` of ``source``'s id function (`signatures.concrete_functions`;
     ``None``: a dynamic dimension), each input and output port named once (ours)."""
     import openvino as ov
 
-    from albert_tf.export.tflite import concrete_functions
+    from albert_tf.export.signatures import concrete_functions
     _, functions = concrete_functions(source, source.model, [seq_length], batch_size)
     try:
         model = ov.convert_model(functions[0])
@@ -103,6 +103,7 @@ def calibration_samples(source, texts: Sequence[tuple[str, str | None]],
     a sample. Packing is `albert_tf.export.quantization.representative_dataset`'s."""
     from albert_tf.export.openvino_runner import default_buckets
     from albert_tf.export.quantization import representative_dataset
+    from albert_tf.export.signatures import signature_key
     from albert_tf.text.vocabulary import load_tokenizer
     info = source.task_info
     batch = batch_size or 1
@@ -118,7 +119,7 @@ def calibration_samples(source, texts: Sequence[tuple[str, str | None]],
     samples = []
     for seq, group in sorted(groups.items()):
         samples += list(representative_dataset(group, source.vocab_file, info.do_lower_case,
-                                               [seq], batch, [f"seq_{seq}"])())
+                                               [seq], batch, [signature_key(seq)])())
     return samples
 
 
@@ -171,7 +172,7 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     (``"embedding"``), as for TFLite. Every problem is a one-line `ExportError`.
     """
     from albert_tf import outputs
-    from albert_tf.export.common import export_inputs, load_source
+    from albert_tf.export.common import export_inputs, load_source, with_export_head
     checks.check_request("an OpenVINO export", quantization, QUANTIZATIONS,
                          "NNCF post-training quantization", batch_size)
     inputs = export_inputs(model_dir, vocab_file, calibration_file)
@@ -183,7 +184,7 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
                      "the task's train split from --data_dir.")
     import openvino as ov
 
-    from albert_tf.export.tflite import calibration_texts, with_export_head
+    from albert_tf.export.quantization import calibration_texts
     source = source or load_source(model_dir, vocab_file)
     if head:
         source = with_export_head(source, head)

@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from albert_tf.export.metadata import OPENVINO_FORMAT, read_metadata
+from albert_tf.export.signatures import bucket_lengths, signature_key
 from albert_tflite.runner import TFLiteRunner
 
 SIGNATURE = "serving_default"
@@ -79,15 +80,14 @@ class IdExportRunner(TFLiteRunner):
                                  f"buckets {list(buckets)} need a dynamic export.")
             lengths = [static_seq]
         else:
-            lengths = sorted({int(b) for b in buckets or
-                              default_buckets(self.meta["max_seq_length"])})
+            lengths = bucket_lengths(buckets or default_buckets(self.meta["max_seq_length"]))
             if lengths[0] < 3:
                 raise ValueError(f"buckets {lengths}: each must be >= 3 ([CLS] x [SEP]).")
         if static_batch and batch_size and batch_size != static_batch:
             raise ValueError(f"{self.path} has static batch size {static_batch}; "
                              f"batch_size={batch_size} needs a dynamic export.")
         self._batch = int(static_batch or batch_size or 8)
-        self.buckets = [(seq, f"seq_{seq}") for seq in lengths]
+        self.buckets = [(seq, signature_key(seq)) for seq in lengths]
         self._local = threading.local()   # per thread: .requests / .sessions
         self._init_text()
 

@@ -1,5 +1,8 @@
 """The quantization recipes of the TFLite export: one table, one representative dataset.
 
+`calibration_texts` reads the real task text that calibrates int8 (the TFLite and the
+OpenVINO export alike); `representative_dataset` packs it per signature.
+
     from albert_tf.export import quantization
     quantization.names()                   # ('none', 'float16', 'dynamic', ..., 'qat')
     recipe = quantization.get("int8")      # ExportError naming the choices if unknown
@@ -28,7 +31,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable, Mapping, Sequence
+import random
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from albert_tf.export.common import ExportSource
 
 
 
@@ -208,6 +215,63 @@ def describe() -> str:
 
 
 # ------------------------------------------------------------------ calibration data
+DEFAULT_CALIBRATION_SIZE = 256   # texts calibrating an int8 export (TFLite, OpenVINO)
+
+
+def _read_tsv_texts(path: str) -> list[tuple[str, str | None]]:
+    import csv
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    if not rows:
+        raise _error(f"calibration file {path} is empty.")
+    header = [h.strip().lower() for h in rows[0]]
+    for a, b in (("sentence", None), ("sentence1", "sentence2"), ("text_a", "text_b"),
+                 ("question", "context"), ("text", None)):
+        if a in header:
+            ia, ib = header.index(a), header.index(b) if b in header else None
+            return [(r[ia], r[ib] if ib is not None else None) for r in rows[1:] if len(r) > ia]
+    return [(r[0], None) for r in rows if r and r[0].strip()]
+
+
+def calibration_texts(source: ExportSource, calibration_file: str | None = None,
+                      data_dir: str | None = None,
+                      num: int = DEFAULT_CALIBRATION_SIZE) -> list[tuple[str, str | None]]:
+    """``num`` (text_a, text_b) pairs of real text from the task's *train* split.
+
+    ``calibration_file`` (a TSV with a ``sentence``/``sentence1``+``sentence2`` header, or
+    one text per line) wins; otherwise `albert_tf.data.task_data.load_task` reads the task of
+    ``task.json`` from ``data_dir`` (default ``$ALBERT_TF_DATA_DIR``). Dev and test splits are
+    never used, so calibration does not see the data the export is scored on.
+    """
+    if calibration_file:
+        texts = _read_tsv_texts(calibration_file)
+    else:
+        from albert_tf import resources
+        data_dir = resources.data_dir_or_none(data_dir)
+        if not data_dir:
+            raise _error("int8 calibration needs the task's train text: "
+                         f"{resources.data_dir_fix()} (the data directory), or "
+                         "--calibration_file=TSV.")
+        try:
+            from albert_tf.data.task_data import load_task  # type: ignore
+        except ImportError as e:
+            raise _error("int8 calibration needs task text: pass --calibration_file "
+                         "(the task's train TSV); albert_tf.data is not available "
+                         f"({e}).") from e
+        try:
+            task = load_task(source.task_info.task, data_dir)   # GLUE dir or the data root
+        except Exception as e:  # noqa: BLE001
+            raise _error(f"cannot load task {source.task_info.task!r} from {data_dir} for "
+                         f"int8 calibration ({e}); {resources.data_dir_fix()} to the data "
+                         "directory, or --calibration_file=TSV.") from None
+        texts = [(ex.text_a, getattr(ex, "text_b", None)) for ex in task.train]
+    if not texts:
+        raise _error("no calibration text found.")
+    rng = random.Random(1234)
+    rng.shuffle(texts)
+    return texts[:num]
+
+
 def calibration_size(calibration) -> int:
     """Examples in ``calibration``: (text_a, text_b) pairs or a features dict."""
     if calibration is None:

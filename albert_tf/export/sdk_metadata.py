@@ -13,7 +13,7 @@ head                outputs of the SDK-shaped export     SDK tasks
 ==================  ===================================  ====================================
 classification      ``probabilities`` float [1, C]       BertNLClassifier, TextClassifier
 span                ``end_logits``, ``start_logits``     BertQuestionAnswerer (S = 384 only;
-                    float [1, S], our best span marked   see `task_heads.sdk_span_logits`)
+                    float [1, S], our best span marked   see `heads.span.sdk_span_logits`)
 embedding           ``embedding`` float [1, H]           TextEmbedder
 ==================  ===================================  ====================================
 
@@ -324,8 +324,6 @@ def embed(model: bytes, head, vocab: bytes, labels: Sequence[str] | None,
           task: str, quantization: str) -> bytes:
     """``model`` with the SDK metadata of ``head`` (an SDK-shaped export) populated;
     ``vocab``: the vocabulary file of `sdk_vocabulary` (either kind)."""
-    from ai_edge_litert import schema_py_generated as schema
-
     from albert_tf.export import tflite_metadata
     inputs, outputs, output_type = _signature_tensors(model)
     if sorted(outputs) != sorted(head.sdk_outputs):
@@ -336,14 +334,12 @@ def embed(model: bytes, head, vocab: bytes, labels: Sequence[str] | None,
                           f"{sorted(_INPUTS)}.")
     kind = _TOKENIZERS[vocab_lib.data_kind(vocab)]
     files = {kind.file_name: vocab}
-    if head.name == "classification":     # scores in [0, 1] (float) or [0, 255] (uint8)
-        top = {schema.TensorType.FLOAT32: 1.0, schema.TensorType.UINT8: 255.0}.get(output_type)
-        output_md = [_tensor("probability", "Probabilities of the labels.",
-                             {"max": [top], "min": [0.0]} if top else None, [_LABELS_FILE])]
+    if head.sdk_label_scores:
+        output_md = [_label_scores(head.sdk_outputs[outputs[0]], output_type)]
         files = {_LABELS_FILE["name"]: "".join(f"{label}\n" for label in labels or ())
                  .encode("utf-8"), **files}
     else:
-        output_md = [_tensor(name, _DESCRIPTIONS[name]) for name in outputs]
+        output_md = [_tensor(name, head.sdk_outputs[name]) for name in outputs]
     metadata = {
         "name": f"albert-tf {task} {head.name}",
         "description": (f"ALBERT {head.name} model for {task!r} exported by albert-tf "
@@ -357,13 +353,14 @@ def embed(model: bytes, head, vocab: bytes, labels: Sequence[str] | None,
     return tflite_metadata.populate(model, metadata, files)
 
 
-_DESCRIPTIONS = {
-    "start_logits": ("Logits of the answer start per input position: -10000 outside the "
-                     "context; the start of albert-tf's best span raised by 10000."),
-    "end_logits": ("Logits of the answer end per input position: -10000 outside the "
-                   "context; the end of albert-tf's best span raised by 10000."),
-    "embedding": "Mean of the last hidden states over the mask, L2-normalized.",
-}
+def _label_scores(description: str, output_type: int) -> dict:
+    """The metadata of a label-score output (``head.sdk_label_scores``), as the SDK
+    classifiers read it: named ``probability``, the label file attached, scores in [0, 1]
+    (float) or [0, 255] (uint8)."""
+    from ai_edge_litert import schema_py_generated as schema
+    top = {schema.TensorType.FLOAT32: 1.0, schema.TensorType.UINT8: 255.0}.get(output_type)
+    return _tensor("probability", description,
+                   {"max": [top], "min": [0.0]} if top else None, [_LABELS_FILE])
 
 
 def read_embedded(model: bytes | str) -> dict | None:

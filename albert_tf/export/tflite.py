@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import warnings
 from typing import Iterable, Sequence
 
@@ -55,9 +54,13 @@ from albert_tf import cli
 from albert_tf.backend import keras, tf
 from albert_tf.export import quantization as recipes
 from albert_tf import outputs
-from albert_tf.export.common import ExportError, ExportSource, export_inputs, load_source
+from albert_tf.export.common import (ExportError, ExportSource, export_inputs, load_source,
+                                     with_export_head)
 from albert_tf.export.quantization import (QAT_DIR, load_qat_model,  # noqa: F401 (API)
-                                           register_qat_loader, representative_dataset)
+                                           register_qat_loader)
+from albert_tf.export.quantization import (DEFAULT_CALIBRATION_SIZE, calibration_texts,
+                                           representative_dataset)
+from albert_tf.export.signatures import bucket_lengths, concrete_functions, signature_key
 from albert_tf.networks import INPUT_NAMES
 
 QUANTIZATIONS = recipes.names()   # the recipe table's keys, in order
@@ -72,134 +75,8 @@ QUANTIZATIONS = recipes.names()   # the recipe table's keys, in order
 XNNPACK_FLOAT_OPS = ("ADD", "SUB", "MUL", "MEAN", "SQUARED_DIFFERENCE", "RSQRT", "SOFTMAX",
                      "GELU", "BATCH_MATMUL", "TANH", "ARG_MAX")
 INT8_FLOAT_OPS_PRESETS = {"none": (), "xnnpack": XNNPACK_FLOAT_OPS}
-DEFAULT_CALIBRATION_SIZE = 256
-
-# ----------------------------------------------------------------------------------------
-# Calibration text.
-
-
-def _read_tsv_texts(path: str) -> list[tuple[str, str | None]]:
-    import csv
-    with open(path, encoding="utf-8") as f:
-        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-    if not rows:
-        raise ExportError(f"calibration file {path} is empty.")
-    header = [h.strip().lower() for h in rows[0]]
-    for a, b in (("sentence", None), ("sentence1", "sentence2"), ("text_a", "text_b"),
-                 ("question", "context"), ("text", None)):
-        if a in header:
-            ia, ib = header.index(a), header.index(b) if b in header else None
-            return [(r[ia], r[ib] if ib is not None else None) for r in rows[1:] if len(r) > ia]
-    return [(r[0], None) for r in rows if r and r[0].strip()]
-
-
-def calibration_texts(source: ExportSource, calibration_file: str | None = None,
-                      data_dir: str | None = None,
-                      num: int = DEFAULT_CALIBRATION_SIZE) -> list[tuple[str, str | None]]:
-    """``num`` (text_a, text_b) pairs of real text from the task's *train* split.
-
-    ``calibration_file`` (a TSV with a ``sentence``/``sentence1``+``sentence2`` header, or
-    one text per line) wins; otherwise `albert_tf.data.task_data.load_task` reads the task of
-    ``task.json`` from ``data_dir`` (default ``$ALBERT_TF_DATA_DIR``). Dev and test splits are
-    never used, so calibration does not see the data the export is scored on.
-    """
-    if calibration_file:
-        texts = _read_tsv_texts(calibration_file)
-    else:
-        from albert_tf import resources
-        data_dir = resources.data_dir_or_none(data_dir)
-        if not data_dir:
-            raise ExportError("int8 calibration needs the task's train text: "
-                              f"{resources.data_dir_fix()} (the data directory), or "
-                              "--calibration_file=TSV.")
-        try:
-            from albert_tf.data.task_data import load_task  # type: ignore
-        except ImportError as e:
-            raise ExportError("int8 calibration needs task text: pass --calibration_file "
-                              "(the task's train TSV); albert_tf.data is not available "
-                              f"({e}).") from e
-        try:
-            task = load_task(source.task_info.task, data_dir)   # GLUE dir or the data root
-        except Exception as e:  # noqa: BLE001
-            raise ExportError(f"cannot load task {source.task_info.task!r} from {data_dir} for "
-                              f"int8 calibration ({e}); {resources.data_dir_fix()} to the data "
-                              "directory, or --calibration_file=TSV.") from None
-        texts = [(ex.text_a, getattr(ex, "text_b", None)) for ex in task.train]
-    if not texts:
-        raise ExportError("no calibration text found.")
-    rng = random.Random(1234)
-    rng.shuffle(texts)
-    return texts[:num]
-
-
 # ----------------------------------------------------------------------------------------
 # Conversion.
-
-
-class _Holder(tf.Module):
-    """Keeps the model's variables reachable for the converter."""
-
-
-def _id_outputs(source: ExportSource, model: keras.Model, sdk: bool = False):
-    """The outputs of the TFLite signatures: the head's (`albert_tf.task_heads`); ``sdk``:
-    those of its SDK-shaped export (``sdk_lite_outputs``)."""
-    from albert_tf.text.vocabulary import load_tokenizer
-    sep_id = load_tokenizer(source.vocab_file).sep_id
-    lite_outputs = source.head.sdk_lite_outputs if sdk else source.head.lite_outputs
-
-    def outputs(features):
-        return lite_outputs(source, model, features, sep_id)
-
-    return outputs
-
-
-def concrete_functions(source: ExportSource, model: keras.Model, seq_lengths: Sequence[int],
-                       batch_size: int, with_tokenizer: bool = False,
-                       keep_outputs: Sequence[str] | None = None):
-    """(holder module, concrete functions) to convert.
-
-    Signature keys are the function names (``seq_<n>`` per bucket), except that the
-    converter names a model's only signature ``serving_default``. ``keep_outputs``: only
-    these outputs (the SDK-shaped export: ``head.sdk_outputs``).
-    """
-    holder = _Holder()
-    holder.model = model
-    all_outputs = _id_outputs(source, model, sdk=bool(keep_outputs))
-
-    def outputs(features):
-        result = all_outputs(features)
-        return {k: result[k] for k in keep_outputs} if keep_outputs else result
-    functions = []
-    if with_tokenizer:
-        if not source.head.lite_tokenizer:
-            raise ExportError(f"--with_tokenizer: not for {source.task_info.head} models; "
-                              "export ids signatures (the runner tokenizes).")
-        from albert_tf.export.tokenizers import lite_tokenizer
-        info = source.task_info
-        holder.tokenizer = lite_tokenizer(source.vocab_file, info.do_lower_case,
-                                          max_seq_length=seq_lengths[0])
-        text_specs = [tf.TensorSpec([batch_size], tf.string, name=n) for n in source.text_inputs]
-
-        def serving_default(*texts):
-            features = holder.tokenizer(*texts)
-            return outputs(features)
-
-        def tokenize(*texts):
-            return holder.tokenizer(*texts)
-
-        for fn in (serving_default, tokenize):
-            functions.append(tf.function(fn, autograph=False).get_concrete_function(*text_specs))
-        return holder, functions
-    for seq in seq_lengths:
-        specs = [tf.TensorSpec([batch_size, seq], tf.int32, name=n) for n in INPUT_NAMES]
-
-        def bucket(input_word_ids, input_mask, input_type_ids):
-            return outputs({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                            "input_type_ids": input_type_ids})
-
-        bucket.__name__ = f"seq_{seq}"
-        functions.append(tf.function(bucket, autograph=False).get_concrete_function(*specs))
-    return holder, functions
 
 
 def _float_ops_denylist(recipe: recipes.Recipe, int8_float_ops: str | Sequence[str],
@@ -332,7 +209,7 @@ def convert(source: ExportSource, quantization: str = "none",
     the outputs to keep (all of the head's by default); ``converter``: `pick_converter`.
     """
     recipe = recipes.get(quantization)
-    seq_lengths = sorted({int(s) for s in (seq_lengths or [source.task_info.max_seq_length])})
+    seq_lengths = bucket_lengths(seq_lengths or [source.task_info.max_seq_length])
     max_pos = source.config.max_position_embeddings
     if seq_lengths[0] < 3 or seq_lengths[-1] > max_pos:
         raise ExportError(f"--seq_lengths={seq_lengths}: each must be in [3, {max_pos}] "
@@ -372,7 +249,7 @@ def convert(source: ExportSource, quantization: str = "none",
     if calibrated:
         converter.representative_dataset = representative_dataset(
             calibration, source.vocab_file, source.task_info.do_lower_case, seq_lengths,
-            batch_size, [f"seq_{s}" for s in seq_lengths])
+            batch_size, [signature_key(s) for s in seq_lengths])
     recipe.configure(converter, calibrated, strict_int8)
     try:
         # The quantizer prints "fully_quantize: 0, inference_type: 6, ..." from C++.
@@ -388,20 +265,6 @@ def convert(source: ExportSource, quantization: str = "none",
             return converter.convert()
     except Exception as e:  # noqa: BLE001  (converter errors are long; keep the cause)
         raise ExportError(f"TFLite conversion ({quantization}) failed: {e}") from e
-
-
-def with_export_head(source: ExportSource, head: str) -> ExportSource:
-    """``source`` with an export head (`albert_tf.task_heads.EXPORT_HEADS`) on its encoder."""
-    import dataclasses
-
-    from albert_tf import task_heads
-    if head == source.task_info.head:
-        return source
-    if head not in task_heads.EXPORT_HEADS:
-        raise ExportError(f"--head={head}: an export can put one of "
-                          f"{sorted(task_heads.EXPORT_HEADS)} on a model (or leave --head "
-                          f"unset for the model's own {source.task_info.head!r}).")
-    return dataclasses.replace(source, export_head=head)
 
 
 SDK_METADATA_MODES = ("auto", "on", "off")

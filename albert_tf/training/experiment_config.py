@@ -25,6 +25,7 @@ import typing
 from typing import Any
 
 from albert_tf import hyperparams
+from albert_tf import task_heads as heads
 # The configuration layer, re-exported: importers of albert_tf.training.experiment_config
 # keep working.
 from albert_tf.hyperparams import (ConfigKeyError, ConfigValueError,  # noqa: F401
@@ -286,7 +287,6 @@ def build_experiment(base: ExperimentConfig | None = None, config_files=(),
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
-TASK_TYPES = ("pretraining", "classification", "squad")
 
 
 def validate(config: ExperimentConfig) -> None:
@@ -295,7 +295,7 @@ def validate(config: ExperimentConfig) -> None:
     check = hyperparams.check_one_of
     check("runtime.distribution_strategy", config.runtime.distribution_strategy, STRATEGIES)
     check("runtime.mixed_precision_dtype", config.runtime.mixed_precision_dtype, PRECISIONS)
-    check("task.type", config.task.type, TASK_TYPES)
+    check("task.type", config.task.type, heads.task_types())
     check("optimizer.type", config.optimizer.type, ("lamb", "adamw"))
     check("trainer.best_checkpoint_metric_comp", config.trainer.best_checkpoint_metric_comp,
           ("higher", "lower"))

@@ -102,8 +102,8 @@ class SquadTask(Task):
     def reduce_eval(self, outputs):
         examples, predictions = self._predictions(
             outputs, self.config.task.validation_data.split)
-        answers = {e.qas_id: ([] if e.is_impossible else list(e.answers)) for e in examples}
-        result = metrics_lib.squad_metrics(predictions, answers)
+        from albert_tf.data.squad import gold_answers
+        result = metrics_lib.squad_metrics(predictions, gold_answers(examples))
         result["examples"] = float(len(examples))
         return result
 

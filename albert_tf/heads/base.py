@@ -1,0 +1,139 @@
+"""`TaskHead`: what every head of the registry (`albert_tf.task_heads`) declares, and the
+defaults a head inherits; the registry's module docstring lists the parts."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+
+def lazy_tf():
+    """TensorFlow, imported on first use (the runner imports the heads without it)."""
+    from albert_tf.backend import tf
+    return tf
+
+
+class TaskHead:
+    """What one head does; see the module docstring. Subclasses override what differs."""
+
+    name = ""
+    #: ``task.type`` of the experiment whose training task builds this head (None: another
+    #: head's task trains it, e.g. regression is trained by the classification task).
+    task_type: str | None = None
+    #: ``"module:Class"`` of the `Task` that trains it.
+    training_task_class = "albert_tf.training.tasks:ClassificationTask"
+    labels_required = False
+    #: whether a TFLite export may put the tokenizer in the graph (``--with_tokenizer``).
+    lite_tokenizer = True
+    #: the outputs of an SDK-shaped TFLite export, in the order the SDKs read them, each
+    #: with the description its metadata gives it (empty: no mobile SDK runs this head),
+    #: and the SDK tasks that run it (`albert_tf.export.sdk_metadata`).
+    sdk_outputs: Mapping[str, str] = {}
+    sdk_runners: tuple[str, ...] = ()
+    #: whether the SDK output is one score per label: its metadata then carries the label
+    #: file and the scores' range (what the SDK classifiers read).
+    sdk_label_scores = False
+    #: the outputs of the ONNX export, on the pooled ``[CLS]`` (`albert_tf.export.onnx`
+    #: builds them); empty: no ONNX export of this head.
+    onnx_outputs: tuple[str, ...] = ()
+    #: the keras-hub task base class that computes this head exactly (``"TextClassifier"``:
+    #: pooled ``[CLS]`` -> dropout -> Dense ``logits``) and our Dense layer that is its
+    #: ``logits`` layer (`albert_tf.interop.keras_hub`); None: keras-hub has no such task.
+    keras_hub_task: str | None = None
+    keras_hub_dense: str | None = None
+    #: Hugging Face: the class suffix (``Albert``/``Bert`` + ``hf_task``) whose head computes
+    #: this one from the same encoder outputs, our Dense layer that is that head's
+    #: ``nn.Linear`` (``hf_linear``) and the config's ``problem_type``; None: no Hugging Face
+    #: class. ``hf_dense`` None with an ``hf_task``: the name map's own heads (mlm/, sop/).
+    hf_task: str | None = None
+    hf_dense: str | None = None
+    hf_linear: str = "classifier"
+    hf_problem_type: str | None = None
+    #: what differs from the Hugging Face class, for the conversion report ("": nothing).
+    hf_note = ""
+
+    # -- task.json ---------------------------------------------------------------------
+    def validate(self, info) -> None:
+        """A ValueError when ``info`` (a `TaskInfo`) lacks what this head needs."""
+        if self.labels_required and not info.label_list:
+            raise ValueError(f"task.json label_list: a {self.name} task needs its labels.")
+
+    # -- model and training ------------------------------------------------------------
+    def build_model(self, config, info, **build_kwargs):
+        """The Keras task model of ``config`` (an `AlbertConfig`) for ``info``."""
+        raise NotImplementedError
+
+    def training_task(self, config, **kwargs):
+        """The `albert_tf.training.tasks.Task` of ``training_task_class`` on ``config``."""
+        module, _, name = self.training_task_class.partition(":")
+        return getattr(importlib.import_module(module), name)(config, **kwargs)
+
+    # -- SavedModel serving ------------------------------------------------------------
+    def text_inputs(self, info) -> tuple[str, ...]:
+        """Names of the string inputs of the serving signatures."""
+        return ("text_a", "text_b") if info.text_pair else ("text",)
+
+    def text_shape(self, name: str, batch_size: int | None = None) -> list:
+        """Shape of string input ``name`` (``[batch]``; ``None`` = any batch)."""
+        return [batch_size]
+
+    def tokenize(self, tokenizer, texts: Sequence, names: Sequence[str]) -> dict:
+        """The three int32 id tensors of raw-text inputs ``texts`` (in ``names`` order)."""
+        tf = lazy_tf()
+        text_a = tf.reshape(texts[0], [-1])
+        text_b = tf.reshape(texts[1], [-1]) if len(texts) > 1 else None
+        if text_b is not None:       # else an obscure shape error deep in the tokenizer
+            check = tf.debugging.assert_equal(
+                tf.size(text_a), tf.size(text_b), message=(
+                    f"{names[0]} and {names[1]} must have the same batch size (one pair per "
+                    "row)"))
+            with tf.control_dependencies([check]):
+                text_a = tf.identity(text_a)
+        return tokenizer(text_a, text_b)
+
+    def model_features(self, features: dict) -> dict:
+        """``[B, S]`` ids as the model takes them (id signatures, encoder view)."""
+        return features
+
+    def prepare_serving(self, module) -> None:
+        """Adds what `serving_strings` needs to the `ServingModule` (tracked assets)."""
+
+    def outputs(self, source, outputs: dict, features: dict, sep_id: int) -> dict:
+        """Task outputs (tensors) of a model call on tokenized raw text."""
+        raise NotImplementedError
+
+    def serving_strings(self, module, result: dict, features: dict, texts: Sequence) -> dict:
+        """String outputs added to `outputs` in the SavedModel (labels, answers)."""
+        return {}
+
+    # -- TFLite ------------------------------------------------------------------------
+    def lite_outputs(self, source, model, features: dict, sep_id: int) -> dict:
+        """Outputs of a TFLite id signature: ``features`` are ``[batch, seq]`` ids."""
+        raw = model(self.model_features(features), training=False)
+        return self.outputs(source, raw, features, sep_id)
+
+    def sdk_lite_outputs(self, source, model, features: dict, sep_id: int) -> dict:
+        """Outputs of the SDK-shaped TFLite export (``sdk_outputs``; ``[1, seq]`` ids in)."""
+        result = self.lite_outputs(source, model, features, sep_id)
+        return {k: result[k] for k in self.sdk_outputs}
+
+    def sdk_problem(self, info, seq_length: int) -> str | None:
+        """Why the SDKs cannot run this head's export of ``seq_length`` ids (None: they can)."""
+        return None
+
+    # -- edge runner -------------------------------------------------------------------
+    def runner_pair(self, meta: dict) -> bool:
+        """Whether each example has a second input (``texts_b``)."""
+        return bool(meta.get("text_pair"))
+
+    def runner_rows(self, text_a: str, text_b: Any) -> list[tuple[str, str | None]]:
+        """The (text_a, text_b) rows one example is packed into (one per model row)."""
+        return [(text_a, text_b)]
+
+    def decode(self, runner, outs: list[dict], rows: list[dict] | None,
+               example: tuple[str, Any]) -> dict:
+        """The answer for one example from the outputs of its rows (packed ``rows``; None
+        for in-graph tokenizer models)."""
+        return {k: np.asarray(v).tolist() for k, v in outs[0].items()}
