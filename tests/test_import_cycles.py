@@ -1,5 +1,9 @@
 """No import cycle in the package (issue #16): the import graphs of ``albert_tf`` and
-``tflite`` (``albert_tflite``) are acyclic.
+``tflite`` (``albert_tflite``) are acyclic, and the library never imports its edge tools
+(issue #31: ``albert_tflite`` depends on ``albert_tf``, never the reverse).
+
+The packages and their folders are setup.py's (`installed_packages`): imports name the
+installed packages (``albert_tflite``), not the folders (``tflite/``).
 
 The graphs are built statically with `ast` (nothing is imported). The *module-level*
 graph has an edge A -> B for every import A executes when it is imported: the module
@@ -24,9 +28,38 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# package name -> directory (the repository's tflite/ folder installs as albert_tflite).
-PACKAGES = {"albert_tf": os.path.join(ROOT, "albert_tf"),
-            "albert_tflite": os.path.join(ROOT, "tflite")}
+
+
+def installed_packages(setup_py: str = os.path.join(ROOT, "setup.py")) -> dict[str, str]:
+    """{installed package name: directory} of the packages ``setup.py`` installs, from its
+    own ``packages`` and ``package_dir`` (the repository's ``tflite/`` folder installs as
+    ``albert_tflite``, ``official_configs/`` as ``albert_tf.official_configs``): one entry
+    per package whose directory is not walked from its parent's (a top-level package, or
+    one ``package_dir`` places elsewhere). ``setup.py`` runs with ``setuptools.setup``
+    replaced (nothing is built or installed)."""
+    import setuptools
+
+    captured: dict = {}
+    with open(setup_py, encoding="utf-8") as f:
+        code = compile(f.read(), setup_py, "exec")
+    real = setuptools.setup
+    setuptools.setup = lambda **kwargs: captured.update(kwargs)
+    cwd = os.getcwd()
+    try:
+        os.chdir(os.path.dirname(setup_py))    # find_packages() looks in the working dir
+        exec(code, {"__name__": "__main__", "__file__": setup_py})
+    finally:
+        setuptools.setup = real
+        os.chdir(cwd)
+    names, where = set(captured["packages"]), dict(captured.get("package_dir") or {})
+    base = os.path.dirname(setup_py)
+    return {name: os.path.join(base, where.get(name, name.replace(".", os.sep)))
+            for name in sorted(names)
+            if name in where or name.rpartition(".")[0] not in names}
+
+
+# installed package name -> directory, as setup.py installs them.
+PACKAGES = installed_packages()
 
 # Cycles of the full graph (deferred imports included) known and being fixed elsewhere,
 # as the sorted tuple of their modules; the test fails when a listed one is gone, so the
@@ -244,3 +277,68 @@ def test_export_does_not_import_compression():
     assert not any(dep.startswith("albert_tf.compression")
                    for module, deps in graph.items() if module.startswith("albert_tf.export")
                    for dep in deps)
+
+
+def test_packages_are_setup_pys():
+    """PACKAGES is derived from setup.py: installed names mapped to their folders."""
+    assert PACKAGES["albert_tf"] == os.path.join(ROOT, "albert_tf")
+    assert PACKAGES["albert_tflite"] == os.path.join(ROOT, "tflite")
+    assert PACKAGES["albert_tf.official_configs"] == os.path.join(ROOT, "official_configs")
+    assert "albert_tf.export" not in PACKAGES          # walked from albert_tf/
+    assert "tflite" not in PACKAGES and "tflite.runner" not in import_graph()
+
+
+def _imported_names(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, module name) of every import in ``tree`` (deferred ones included) and of
+    every ``importlib.import_module("...")`` / ``__import__("...")`` with a literal name."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out += [(node.lineno, node.module)]
+        elif (isinstance(node, ast.Call) and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+              and (getattr(node.func, "attr", None) == "import_module"
+                   or getattr(node.func, "id", None) in ("import_module", "__import__"))):
+            out.append((node.lineno, node.args[0].value))
+    return out
+
+
+def edge_tool_imports(source: str, tools: str = "albert_tflite") -> list[tuple[int, str]]:
+    """The imports of ``tools`` (or its modules) in a module's source, deferred included."""
+    return [(line, name) for line, name in _imported_names(ast.parse(source))
+            if name == tools or name.startswith(tools + ".")]
+
+
+def test_edge_tool_imports_are_found():
+    """The issue's case: the OpenVINO runner subclassed the TFLite runner of the edge tools,
+    the end-to-end benchmark imported it inside a function."""
+    assert edge_tool_imports("from albert_tflite.runner import TFLiteRunner\n") == [
+        (1, "albert_tflite.runner")]
+    assert edge_tool_imports("def f():\n    import albert_tflite.runner as r\n") == [
+        (2, "albert_tflite.runner")]
+    assert edge_tool_imports("import importlib\nimportlib.import_module('albert_tflite')\n"
+                             ) == [(2, "albert_tflite")]
+    assert edge_tool_imports("from albert_tf.export import tflite_runner\n"
+                             "CMD = ['-m', 'albert_tflite.evaluate']\n") == []
+
+
+def test_the_library_does_not_import_its_edge_tools():
+    """``albert_tflite`` (the edge tools, setup.py's tflite/ folder) depends on
+    ``albert_tf``; no ``albert_tf`` module imports it, at import time or deferred (the
+    runners and the preprocessor live in ``albert_tf``: `albert_tf.export.runner`,
+    `albert_tf.text.preprocessor`). Running its CLIs as subprocesses is no import."""
+    tools = next(name for name, folder in PACKAGES.items()
+                 if os.path.basename(folder) == "tflite")
+    found = []
+    for module, path in _modules({k: v for k, v in PACKAGES.items()
+                                  if k.split(".")[0] == "albert_tf"}).items():
+        with open(path, encoding="utf-8") as f:
+            found += [f"{module}:{line} imports {name}"
+                      for line, name in edge_tool_imports(f.read(), tools)]
+    assert not found, ("the library imports its edge tools (move the shared code into "
+                       "albert_tf):\n" + "\n".join(found))
+    graph = import_graph(deferred=True)
+    assert not [(m, d) for m, deps in graph.items() for d in deps
+                if m.split(".")[0] == "albert_tf" and d.split(".")[0] == tools]

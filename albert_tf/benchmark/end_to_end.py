@@ -6,13 +6,14 @@
 ``EXPORT_DIR`` is a TFLite export of a classifier with one static ``[batch, seq]`` signature
 per sequence-length bucket (``albert-tf-export --format=tflite --seq_lengths=16,32,64,128
 --batch_size=8``). One *pass* is what an application does with the whole dev set, through
-`albert_tflite.runner.TFLiteRunner.predict`: tokenize every sentence with the Python SentencePiece
-tokenizer (ALBERT preprocessing included), put it in the smallest bucket that holds it (only
-sentences longer than the largest bucket are truncated), run each bucket in batches of the
-signature's static size (the last partial batch padded), and take the argmax label. Loading
-the interpreter and the vocabulary, and one warm-up batch per bucket, are not timed; then
-whole passes run until ``--min_passes`` and ``--min_seconds`` are both met and the median
-pass gives sentences/s. Prints one JSON object (`EndToEndResult.summary` + peak RSS).
+`albert_tf.export.tflite_runner.TFLiteRunner.predict` (its preprocessor,
+`albert_tf.text.preprocessor.Preprocessor`): tokenize every sentence with the Python
+SentencePiece tokenizer (ALBERT preprocessing included), put it in the smallest bucket that
+holds it (only sentences longer than the largest bucket are truncated), run each bucket in
+batches of the signature's static size (the last partial batch padded), and take the argmax
+label. Loading the interpreter and the vocabulary, and one warm-up batch per bucket, are not
+timed; then whole passes run until ``--min_passes`` and ``--min_seconds`` are both met and
+the median pass gives sentences/s. Prints one JSON object (`EndToEndResult.summary` + peak RSS).
 
 Accuracy against the dev labels is reported only for models finetuned on SST-2 (metadata
 ``task`` ``sst2``); for anything else (random weights, a random head on a pretrained encoder,
@@ -20,7 +21,7 @@ another task) it is ``None``: the labels are still produced and timed.
 
 ``EXPORT_DIR`` may also be an OpenVINO export (`albert_tf.export.openvino`, dynamic
 ``[batch, seq]``): it runs through `albert_tf.export.openvino_runner.OpenVinoClassifier`, a
-subclass of the TFLite runner with the same Python tokenization, bucketing and batching,
+runner on the same preprocessor (Python tokenization, bucketing and batching),
 compiled per ``[--batch_size, bucket]`` of ``--buckets`` (the warm-up compiles every shape)
 at ``--precision`` (``f32``, ``bf16``; default OpenVINO's), so its sentences/s compare with
 TFLite's on the same buckets and batch sizes. An ONNX export (`albert_tf.export.onnx`) runs
@@ -113,8 +114,9 @@ def load_sst2_dev(dev_file: str) -> tuple[list[str], list[str]]:
 
 
 def _runner_class():
-    """`albert_tflite.runner.TFLiteRunner` (imported on use: it loads the LiteRT runtime)."""
-    from albert_tflite.runner import TFLiteRunner
+    """`albert_tf.export.tflite_runner.TFLiteRunner` (imported on use; it loads the LiteRT
+    runtime when it makes an interpreter)."""
+    from albert_tf.export.tflite_runner import TFLiteRunner
     return TFLiteRunner
 
 
@@ -154,10 +156,11 @@ def check_export(model: str) -> dict[str, Any]:
 
 def open_model(model: str, threads: int = 2, buckets: Sequence[int] | None = None,
                batch_size: int | None = None, precision: str | None = None):
-    """A `albert_tflite.runner.TFLiteRunner` for an export that passes `check_export`; for
-    an OpenVINO export an `albert_tf.export.openvino_runner.OpenVinoClassifier` with
-    ``buckets``, ``batch_size`` and ``precision``, for an ONNX export an
-    `albert_tf.export.onnx_runner.OnnxClassifier` with ``buckets`` and ``batch_size``
+    """A `albert_tf.export.tflite_runner.TFLiteRunner` for an export that passes
+    `check_export`; for an OpenVINO export an
+    `albert_tf.export.openvino_runner.OpenVinoClassifier` with ``buckets``, ``batch_size``
+    and ``precision``, for an ONNX export an `albert_tf.export.onnx_runner.OnnxClassifier`
+    with ``buckets`` and ``batch_size``
     (TFLite exports have their own)."""
     fmt = check_export(model)["format"]
     if fmt in SERVER_RUNNERS:

@@ -52,7 +52,7 @@ class TFLiteRunner(Runner):
         self.threads = threads
 
     def prepare(self, inputs: Inputs) -> Callable[[], object]:
-        from albert_tflite.runner import make_interpreter   # LiteRT, its start-up line quiet
+        from albert_tf.export.tflite_runner import make_interpreter   # LiteRT, start-up quiet
         batch, seq = inputs["input_word_ids"].shape
         path = self.artifact.format(batch=batch, seq=seq)
         interpreter = make_interpreter(path, self.threads)

@@ -10,8 +10,12 @@ ONNX Runtime) for x86 servers (``albert-tf-export``).
 `albert_tf.export.quantization` holds the quantization recipes (``--quantization``
 choices: `quantization.names()`) and the registration hooks for quantization-aware models.
 
-Submodules import TensorFlow; `albert_tf.export.metadata` does not (the edge runner uses it),
-nor does `albert_tf.export.quantization` until it converts or loads.
+The runners (raw text in, answers out) are here too: `TFLiteRunner`, `OnnxClassifier`,
+`OpenVinoClassifier` on `albert_tf.export.runner.ExportRunner` and the preprocessor
+`albert_tf.text.preprocessor.Preprocessor`; the ``albert_tflite`` edge tools run them.
+
+Submodules import TensorFlow; `albert_tf.export.metadata` and the runners do not, nor does
+`albert_tf.export.quantization` until it converts or loads.
 """
 
 from albert_tf.lazy import lazy_exports
@@ -25,6 +29,7 @@ _EXPORTS = {
     "OpenVinoClassifier": "albert_tf.export.openvino_runner",
     "export_onnx": "albert_tf.export.onnx",
     "OnnxClassifier": "albert_tf.export.onnx_runner",
+    "TFLiteRunner": "albert_tf.export.tflite_runner",
     "QUANTIZATIONS": "albert_tf.export.tflite",
     "Recipe": "albert_tf.export.quantization",
     "register_qat_loader": "albert_tf.export.quantization",

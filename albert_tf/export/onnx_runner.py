@@ -5,8 +5,9 @@
     model.predict(["a gorgeous film", "dull and lifeless"])
     # [{'label': '1', 'label_id': 1, 'probabilities': [0.03, 0.97]}, ...]
 
-Tokenization, bucketing, batching and decoding are the TFLite runner's, as for the OpenVINO
-runner (`albert_tf.export.openvino_runner.IdExportRunner`): each text is tokenized with the
+Tokenization, bucketing, batching and decoding are every export runner's, as for the
+OpenVINO runner (`albert_tf.export.runner.IdExportRunner`, with the preprocessor
+`albert_tf.text.preprocessor.Preprocessor`): each text is tokenized with the
 export's vocabulary in Python, packed into the smallest bucket that holds it and run in
 batches of ``batch_size``. One ONNX Runtime session (CPU provider, ``threads`` intra-op
 threads, all graph optimizations) serves every shape. Needs ``onnxruntime`` only (no
@@ -20,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from albert_tf.export.metadata import ONNX_FORMAT
-from albert_tf.export.openvino_runner import IdExportRunner
+from albert_tf.export.runner import IdExportRunner
 
 
 def session_options(threads: int):

@@ -5,14 +5,15 @@
     model.predict(["a gorgeous film", "dull and lifeless"])
     # [{'label': '1', 'label_id': 1, 'probabilities': [0.03, 0.97]}, ...]
 
-Tokenization, bucketing, batching and decoding are the TFLite runner's
-(`albert_tflite.runner.TFLiteRunner`, which imports LiteRT only when it makes an interpreter):
-`OpenVinoClassifier` subclasses it and replaces only what runs the model. Each text is
-tokenized with the export's vocabulary by our Python tokenizer
-(`albert_tf.text.vocabulary.load_tokenizer`), packed into the smallest sequence-length bucket
-that holds it (the largest truncates) and run in batches of ``batch_size`` (the last one
-padded). A dynamic IR is compiled lazily for each static ``[batch_size, bucket]`` shape it
-meets (OpenVINO plans per shape); a static IR has its one shape. Any head of the export is
+Tokenization, bucketing, batching and decoding are every export runner's
+(`albert_tf.export.runner.IdExportRunner` on `albert_tf.export.runner.ExportRunner`, with
+the preprocessor `albert_tf.text.preprocessor.Preprocessor`): `OpenVinoClassifier`
+subclasses it and supplies only what runs the model. Each text is tokenized with the
+export's vocabulary by our Python tokenizer (`albert_tf.text.vocabulary.load_tokenizer`),
+packed into the smallest sequence-length bucket that holds it (the largest truncates) and
+run in batches of ``batch_size`` (the last one padded). A dynamic IR is compiled lazily for
+each static ``[batch_size, bucket]`` shape it meets (OpenVINO plans per shape); a static IR
+has its one shape. Any head of the export is
 decoded (`albert_tf.task_heads`); the name says what it is mostly for.
 
 Threads: compiled models are shared; each calling thread gets its own infer requests. Needs
@@ -21,20 +22,16 @@ Threads: compiled models are shared; each calling thread gets its own infer requ
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from albert_tf.export.metadata import OPENVINO_FORMAT, read_metadata
-from albert_tf.export.signatures import bucket_lengths, signature_key
-from albert_tflite.runner import TFLiteRunner
-
-SIGNATURE = "serving_default"
-# Buckets of a dynamic IR (those up to the model's max_seq_length, then it): few shapes, as
-# each one is compiled once.
-BUCKETS = (16, 32, 64, 128, 256, 512)
+from albert_tf.export.metadata import OPENVINO_FORMAT
+# The shared runner and its bucket defaults (public here too: `default_buckets` is the
+# OpenVINO export's default, `albert_tf.export.openvino`).
+from albert_tf.export.runner import (BUCKETS, SIGNATURE, IdExportRunner,  # noqa: F401
+                                     default_buckets)
 
 
 def compile_config(threads: int, precision: str | None = None) -> dict[str, Any]:
@@ -45,61 +42,6 @@ def compile_config(threads: int, precision: str | None = None) -> dict[str, Any]
     if precision:
         config["INFERENCE_PRECISION_HINT"] = precision
     return config
-
-
-def default_buckets(max_seq_length: int) -> list[int]:
-    """`BUCKETS` below ``max_seq_length``, then ``max_seq_length``."""
-    return [b for b in BUCKETS if b < max_seq_length] + [int(max_seq_length)]
-
-
-class IdExportRunner(TFLiteRunner):
-    """The shared part of the server-export runners (OpenVINO IR, ONNX): reads the export's
-    metadata, fixes the buckets and the batch size, and leaves `runner` to the subclass.
-
-    A static export has its one ``[batch, seq]``; a dynamic one runs ``buckets`` (default
-    `default_buckets` of the export's ``max_seq_length``) at ``batch_size`` rows (default 8).
-    """
-
-    export_format = ""          # metadata ``format`` of the export the subclass runs
-
-    def __init__(self, export_dir: str, threads: int, buckets: Sequence[int] | None,
-                 batch_size: int | None):
-        directory = export_dir if os.path.isdir(export_dir) else os.path.dirname(
-            os.path.abspath(export_dir))
-        self.meta = read_metadata(directory, self.export_format)
-        self.directory = os.path.abspath(directory)
-        self.path = os.path.join(self.directory, self.meta["model_file"])
-        self.num_threads, self.xnnpack = threads, False
-        signature = self.meta["signatures"][SIGNATURE]
-        self.input_names = list(signature["inputs"])
-        self.output_names = list(signature["outputs"])
-        static_seq, static_batch = signature.get("seq_length"), signature.get("batch_size")
-        if static_seq:
-            if buckets and list(buckets) != [static_seq]:
-                raise ValueError(f"{self.path} has static sequence length {static_seq}; "
-                                 f"buckets {list(buckets)} need a dynamic export.")
-            lengths = [static_seq]
-        else:
-            lengths = bucket_lengths(buckets or default_buckets(self.meta["max_seq_length"]))
-            if lengths[0] < 3:
-                raise ValueError(f"buckets {lengths}: each must be >= 3 ([CLS] x [SEP]).")
-        if static_batch and batch_size and batch_size != static_batch:
-            raise ValueError(f"{self.path} has static batch size {static_batch}; "
-                             f"batch_size={batch_size} needs a dynamic export.")
-        self._batch = int(static_batch or batch_size or 8)
-        self.buckets = [(seq, signature_key(seq)) for seq in lengths]
-        self._local = threading.local()   # per thread: .requests / .sessions
-        self._init_text()
-
-    @property
-    def interpreter(self):
-        raise AttributeError(f"a {self.export_format} export has no LiteRT interpreter")
-
-    def batch_size(self, key: str) -> int:
-        return self._batch
-
-    def bucket_length(self, key: str) -> int:
-        return dict((k, s) for s, k in self.buckets)[key]
 
 
 class OpenVinoClassifier(IdExportRunner):
