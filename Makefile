@@ -17,7 +17,7 @@ SDK_VENV ?= .venv-sdk
 SDK_STAMP := $(SDK_VENV)/.installed
 export ALBERT_TF_SDK_PYTHON ?= $(abspath $(SDK_VENV))/bin/python
 
-.PHONY: main test fuzz install sdk wheel tour constraints build-file
+.PHONY: main test test-costs fuzz install sdk wheel tour constraints build-file figures
 
 # litert-converter, LiteRT's converter (the TFLite export's path once TensorFlow drops
 # tf.lite: docs/export.md), goes into its own directory, not site-packages: its xdsl==0.28.0
@@ -46,6 +46,12 @@ sdk: $(SDK_STAMP)
 test: $(STAMP) $(SDK_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile tests
 
+# tests/file_costs.json: seconds per test file, from one full run; tests/conftest.py starts
+# the costliest files first so that no long file starts last (tools/test_costs.py).
+test-costs: $(STAMP) $(SDK_STAMP)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile --durations=0 tests \
+		| tee /dev/stderr | $(PY) tools/test_costs.py
+
 # The property-based fuzz tests with 20x CI's examples, new random examples each run.
 fuzz: $(STAMP)
 	ALBERT_TF_FUZZ_PROFILE=fuzz $(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile tests/test_fuzz_*.py
@@ -73,3 +79,12 @@ constraints:
 
 build-file:
 	$(PY) tools/update_build.py
+
+# The measured figures of docs/ by name (benchmarks/figures.py): `make figures` lists them
+# (NAME, rough minutes on 2 cores, the docs table each regenerates); `make figures NAME=x
+# [ARGS="--flag=value ..."]` runs one (FIGURE=x works too; NAME only from the command line,
+# not from an environment that happens to set it).
+FIGURE_NAME = $(if $(filter command line,$(origin NAME)),$(NAME),$(FIGURE))
+ARGS ?=
+figures: $(STAMP)
+	$(PY) benchmarks/figures.py $(if $(FIGURE_NAME),$(FIGURE_NAME) $(ARGS),--list)

@@ -31,12 +31,26 @@ METADATA_FILE = "metadata.json"       # albert_tf.export.metadata.METADATA_FILE
 # The model directories a training run writes inside its model_dir: finetune and pretrain
 # write best/ and final/, albert-tf-compress model/.
 RUN_MODEL_DIRS = ("best", "final", "model")
-# Export formats by their metadata.json ``format`` (albert_tf.export.metadata).
-EXPORT_FORMATS = {"albert-tf-tflite": "tflite", "albert-tf-onnx": "onnx",
-                  "albert-tf-openvino": "openvino"}
-EXPORT_FILES = {".tflite": "tflite", ".onnx": "onnx", ".xml": "openvino", ".bin": "openvino"}
-# What runs each export format, and the extra that installs it.
-EXPORT_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "openvino")}
+
+
+def _export_formats():
+    """The export formats' records (`albert_tf.export.formats`: their metadata ``format``,
+    model-file suffixes, and the package that runs them with the extra installing it)."""
+    from albert_tf.export import formats   # no TensorFlow
+    return formats.every_format()
+
+
+def _format_of_metadata(name) -> str | None:
+    return next((f.name for f in _export_formats() if f.metadata_format == name), None)
+
+
+def _format_of_file(path: str) -> str | None:
+    suffix = os.path.splitext(path)[1].lower()
+    return next((f.name for f in _export_formats() if suffix in f.model_files), None)
+
+
+def _runtime(kind: str) -> tuple[str, str] | None:
+    return next((f.runtime for f in _export_formats() if f.name == kind), None)
 
 KINDS = {
     "model": "an albert-tf model directory",
@@ -81,7 +95,7 @@ def _export_format(directory: str) -> str | None:
             meta = json.load(f)
     except (OSError, ValueError):
         return None
-    return EXPORT_FORMATS.get(meta.get("format")) if isinstance(meta, dict) else None
+    return _format_of_metadata(meta.get("format")) if isinstance(meta, dict) else None
 
 
 def _is_serving_base(path: str) -> bool:
@@ -106,7 +120,7 @@ def artifact_kind(path: str) -> str | None:
     """What ``path`` is among `KINDS` (a model file inside an export counts as the export);
     None: something else, or nothing."""
     if os.path.isfile(path):
-        kind = EXPORT_FILES.get(os.path.splitext(path)[1].lower())
+        kind = _format_of_file(path)
         fmt = _export_format(os.path.dirname(os.path.abspath(path)))
         return fmt if kind and fmt == kind else None
     if not os.path.isdir(path):
@@ -245,9 +259,9 @@ def edge_export(path: str, flag: str = "--model",
         allowed = " or ".join(describe(f).split(" (")[0] for f in formats)
         raise InputError(f"{flag}={path} is {describe(kind)}; this tool takes {allowed}"
                          + (f": {other_formats}" if other_formats else "") + ".")
-    if kind in EXPORT_PACKAGES:
+    if _runtime(kind):
         import importlib.util
-        if importlib.util.find_spec(EXPORT_PACKAGES[kind][0]) is None:
+        if importlib.util.find_spec(_runtime(kind)[0]) is None:
             raise missing_runtime(path, kind, flag)
     return kind
 
@@ -256,7 +270,7 @@ def missing_runtime(path: str, kind: str, flag: str = "--model",
                     error: Exception | None = None) -> InputError:
     """The error for an export whose runtime package is not installed (or fails to import:
     ``error``), naming the pip extra that installs it."""
-    package, extra = EXPORT_PACKAGES[kind]
+    package, extra = _runtime(kind)
     why = f"it fails to import ({one_line(error)})" if error else "it is not installed"
     return InputError(f"{flag}={path} is {describe(kind)}; running it needs {package}, and "
                       f"{why}: pip install 'albert-tf[{extra}]'.")

@@ -14,7 +14,7 @@ machine noise hits them alike:
 * ``model``: the real albert_base export (embeddings, LayerNorm, GELU, residual adds,
   attention mask) built by ``albert_tf`` with random weights.
 
-    .venv/bin/python benchmarks/albert_base_time_budget.py [--runs=30] [--rounds=3]
+    .venv/bin/python benchmarks/figures.py albert-base-time-budget [--runs=30] [--rounds=3]
 
 Prints one JSON object: per graph the median ms, GOP per call and the fraction of the
 int8 peak it reaches (peak from `albert_tf.benchmark.cpu`).
@@ -27,11 +27,11 @@ import json
 import os
 import statistics
 import tempfile
-import time
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import numpy as np  # noqa: E402
+from bench_common import median_invoke_ms  # noqa: E402
 
 SEQ, HIDDEN, HEADS, FFN, LAYERS, EMBED = 128, 768, 12, 3072, 12, 128
 
@@ -109,22 +109,15 @@ def time_model(path: str, runs: int, threads: int) -> float:
         else:
             value = rng.standard_normal(detail["shape"]).astype(np.float32)
         interpreter.set_tensor(detail["index"], value)
-    for _ in range(3):
-        interpreter.invoke()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        interpreter.invoke()
-        times.append(1000 * (time.perf_counter() - start))
-    return statistics.median(times)
+    return median_invoke_ms(interpreter.invoke, runs)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from albert_tf.backend import tf
     from albert_tf.benchmark import cpu
     tmp = tempfile.mkdtemp(prefix="albert_time_budget_")
@@ -153,7 +146,3 @@ def main() -> None:
                      "gop": round(gop[name], 2),
                      "fraction_of_int8_peak": round(gop[name] / (ms / 1e3) / peak, 3)}
     print(json.dumps(out, indent=2))
-
-
-if __name__ == "__main__":
-    main()

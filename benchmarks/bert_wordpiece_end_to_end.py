@@ -1,7 +1,7 @@
 """Issue #18's end-to-end check: a Hugging Face BERT with a WordPiece vocabulary, through
 every albert-tf tool as a user runs them.
 
-    .venv/bin/python benchmarks/bert_wordpiece_end_to_end.py --work_dir=/tmp/bert_wp
+    .venv/bin/python benchmarks/figures.py bert-wordpiece-end-to-end --work_dir=/tmp/bert_wp
 
 1. trains an uncased WordPiece vocabulary on the shared IMDB corpus (`train_wordpiece`);
 2. saves a randomly initialised Hugging Face ``BertForPreTraining`` (bert_mini's shape) with
@@ -19,13 +19,13 @@ Prints one JSON object with the figures.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
 import sys
 
 import numpy as np
+from bench_common import sst2_split
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
@@ -34,12 +34,6 @@ BIN = os.path.dirname(sys.executable)
 def run(*argv: str) -> None:
     """Runs one of our binaries; its output goes to the terminal."""
     subprocess.run([os.path.join(BIN, argv[0]), *argv[1:]], check=True)
-
-
-def dev_set(data_dir: str) -> tuple[list[str], list[str]]:
-    with open(os.path.join(data_dir, "glue", "SST-2", "dev.tsv"), encoding="utf-8") as f:
-        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
-    return [r[0] for r in rows], [r[1] for r in rows]
 
 
 def hf_bert(work: str, vocab: str) -> str:
@@ -90,13 +84,13 @@ def lite_labels(export: str, texts: list[str]) -> list[str]:
     return [p["label"] for p in TFLiteRunner(export).predict(texts)]
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work_dir", required=True)
     parser.add_argument("--data_dir", default=os.environ.get(
         "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")))
     parser.add_argument("--steps", type=int, default=2000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from albert_tf.text.wordpiece_training import train_wordpiece
 
     work, data = os.path.abspath(args.work_dir), os.path.abspath(args.data_dir)
@@ -121,7 +115,7 @@ def main() -> None:
         "--overwrite")
     run("albert-tf-export", f"--model_dir={best}", "--format=tflite", f"--output={text}",
         "--with_tokenizer", "--overwrite")
-    texts, gold = dev_set(data)
+    texts, gold = sst2_split(data)
     keras = keras_probabilities(best, texts)
     served = served_probabilities(os.path.join(serving, "sst2", "1"), texts)
     by_ids, in_graph = lite_labels(ids, texts), lite_labels(text, texts)
@@ -150,7 +144,3 @@ def read_json(path: str) -> dict:
 
 def accuracy_of(a: list[str], b: list[str]) -> float:
     return sum(x == y for x, y in zip(a, b)) / len(a)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,5 @@
-"""Shared plumbing of the measured compression experiments (benchmarks/compression_*.py).
+"""Shared plumbing of the measured compression experiments (benchmarks/compression_*.py, each
+run as a figure: ``make figures NAME=compression-<step>``, all of them ``NAME=compression``).
 
 Everything is measured the same way for every method:
 
@@ -11,7 +12,7 @@ Everything is measured the same way for every method:
 
 Outputs go to ``$ALBERT_TF_COMPRESSION_OUT`` (default ``/tmp/albert_tf_compression``):
 ``start/`` (the finetuned starting model), one directory per method, and
-``results/<method>.json`` that ``compression_table.py`` turns into the README table.
+``results/<method>.json`` that ``compression-table`` turns into the table of docs/compression.md.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ START = os.path.join(OUT, "start", "best")
 SEQ = 128
 RESULTS = os.path.join(OUT, "results")
 
-from albert_tf.checkpoints import load_task_model, save_model_dir, vocab_path  # noqa: E402
+from albert_tf.checkpoints import (load_task_info, load_task_model, save_model_dir,  # noqa: E402
+                                  vocab_path)
 from albert_tf.compression import data as data_lib  # noqa: E402
 from albert_tf.compression.compression_config import CompressionConfig  # noqa: E402
 
@@ -48,11 +50,20 @@ def path(*parts: str) -> str:
 def load_start():
     """The finetuned starting model (written by albert-tf-finetune), its task and data."""
     if not os.path.exists(os.path.join(START, "task.json")):
-        raise SystemExit(f"no starting model at {START}: run benchmarks/compression_start.sh")
+        raise SystemExit(f"no starting model at {START}: run `make figures NAME=compression-start`")
     model, task_info = load_task_model(START)
     vocab = vocab_path(START)
-    inputs = data_lib.load_task_inputs(task_info, DATA_DIR, vocab, max_seq_length=SEQ)
-    return model, task_info, vocab, inputs
+    return model, task_info, vocab, task_inputs(task_info, vocab)
+
+
+def task_inputs(task_info, vocab: str):
+    """SST-2 train and dev of a task, tokenized with ``vocab``, padded to SEQ."""
+    return data_lib.load_task_inputs(task_info, DATA_DIR, vocab, max_seq_length=SEQ)
+
+
+def model_inputs(model_dir: str):
+    """`task_inputs` of a saved model directory (its task and its vocabulary)."""
+    return task_inputs(load_task_info(model_dir), vocab_path(model_dir))
 
 
 def stage_config(**sections) -> CompressionConfig:
@@ -114,6 +125,11 @@ def tflite_accuracy(file: str, inputs, threads: int = 2) -> float:
     return correct / len(labels)
 
 
+def scored(file: str, inputs, key: str = "tflite") -> dict:
+    """A TFLite file's result fields: the file, its dev accuracy (run), its sizes."""
+    return {key: file, f"{key}_dev_accuracy": tflite_accuracy(file, inputs), **sizes(file)}
+
+
 def sizes(file: str) -> dict:
     with open(file, "rb") as f:
         content = f.read()
@@ -144,5 +160,3 @@ def save_result(method: str, result: dict) -> None:
 
 def save(model, name: str, task_info, vocab) -> str:
     return save_model_dir(model, path(name), model.albert_config, task_info, vocab)
-
-

@@ -1,7 +1,7 @@
 """Times every TFLite file of the experiments together (batch 1, seq 128, 2 threads).
 
-    .venv/bin/python benchmarks/compression_latency.py      # not niced: it is a timing
-    .venv/bin/python benchmarks/compression_latency.py --only=start,structured --rounds=9
+    make figures NAME=compression-latency      # not niced: it is a timing
+    make figures NAME=compression-latency ARGS="--only=start,structured --rounds=9"
 
 `albert_tf.benchmark.worker` (LiteRT + XNNPACK) in a fresh process per file and round;
 rounds interleave the files so that load from other processes hits them alike; the
@@ -16,11 +16,11 @@ import os
 from compression_common import RESULTS, latency, log
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="", help="comma list of result names")
     parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     only = set(filter(None, args.only.split(",")))
     files = {}
     for result_file in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
@@ -33,17 +33,13 @@ def main() -> None:
                 files[f"{os.path.basename(result_file)[:-5]}:{key}"] = result[key]
     log(f"timing {len(files)} files")
     times = latency(files, rounds=args.rounds, seconds=4.0)
-    path = os.path.join(RESULTS, "latency.json")
+    latency_file = os.path.join(RESULTS, "latency.json")
     merged = {}
-    if only and os.path.exists(path):        # a partial re-timing updates those files
-        with open(path) as f:
+    if only and os.path.exists(latency_file):        # a partial re-timing updates those files
+        with open(latency_file) as f:
             merged = json.load(f)
     merged.update(times)
-    with open(path, "w") as f:
+    with open(latency_file, "w") as f:
         json.dump(merged, f, indent=2)
     for key, value in times.items():
         log(f"{key}: {value:.2f} ms")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """How much do activation ranges differ across the depths of the shared block?
 
-    nice -n 10 .venv/bin/python benchmarks/compression_qat_ranges.py
+    make figures NAME=compression-qat-ranges
 
 Isolates the range decision from training: the starting model is wrapped for QAT with
 per-depth and with shared ranges, the ranges are calibrated by 100 forward passes in
@@ -58,7 +58,3 @@ def main() -> None:
         log(f"{point}: widths by depth {s['widths_by_depth']} (max/min {s['max_over_min']})")
     log(f"median max/min width ratio over points: "
         f"{np.median([s['max_over_min'] for s in summary.values()]):.2f}")
-
-
-if __name__ == "__main__":
-    main()

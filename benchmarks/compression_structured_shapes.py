@@ -1,6 +1,6 @@
 """Structured-pruning latency at two model widths (random weights: latency only).
 
-    .venv/bin/python benchmarks/compression_structured_shapes.py
+    make figures NAME=compression-structured-shapes
 
 For albert_small (H=256, the trained experiments) and albert_base (H=768) shapes:
 the dense model and the same model with 25% of the heads and 50% of the FFN neurons
@@ -45,7 +45,3 @@ def main() -> None:
     with open(os.path.join(RESULTS, "structured_shapes.json"), "w") as f:
         json.dump(times, f, indent=2)
     log(json.dumps(times))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """The closing table of the compression experiments (markdown), from results/*.json.
 
-    .venv/bin/python benchmarks/compression_table.py [--write results/table.md]
+    make figures NAME=compression-table [ARGS="--write=results/table.md"]
 """
 
 import argparse
@@ -39,10 +39,10 @@ def load(name):
         return json.load(f)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--write", default=os.path.join(RESULTS, "table.md"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     latency = load("latency") or {}
     start_ms = latency.get("start:tflite")
     lines = ["| method | dev acc. (Keras) | dev acc. (TFLite file) | params | TFLite MB | "
@@ -69,7 +69,3 @@ def main() -> None:
     print(table)
     with open(args.write, "w") as f:
         f.write(table + "\n")
-
-
-if __name__ == "__main__":
-    main()

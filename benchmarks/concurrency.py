@@ -1,8 +1,8 @@
 """Concurrency of the served model: answers under N threads equal single-threaded ones, and
 memory stays flat.
 
-    nice -n 10 .venv/bin/python benchmarks/concurrency.py               # tiny model, 8 x 60 s
-    .venv/bin/python benchmarks/concurrency.py --saved_model=serving/sst2/1 \\
+    nice -n 10 .venv/bin/python benchmarks/figures.py concurrency               # tiny model, 8 x 60 s
+    .venv/bin/python benchmarks/figures.py concurrency --saved_model=serving/sst2/1 \\
         --tflite=edge/sst2_int8 --threads=8 --seconds=60 [--json=out.json]
 
 With neither ``--saved_model`` nor ``--tflite`` it builds a random-weight classifier of
@@ -42,7 +42,6 @@ import csv
 import json
 import os
 import random
-import sys
 import tempfile
 import threading
 import time
@@ -433,7 +432,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             json.dump(results, f, indent=2)
     failed = any(results.get(k, {}).get("mismatches", 0) for k in ("saved_model", "tflite"))
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

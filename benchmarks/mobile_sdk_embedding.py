@@ -1,6 +1,6 @@
 """Sentence similarity through MediaPipe ``TextEmbedder`` on the ``--head=embedding`` export.
 
-    .venv/bin/python benchmarks/mobile_sdk_embedding.py --model_dir=runs/.../final \\
+    .venv/bin/python benchmarks/figures.py mobile-sdk-embedding --model_dir=runs/.../final \\
         [--data_dir=DIR] [--quantizations=none,dynamic] [--json=figures.json]
 
 Exports the model directory's encoder with the embedding head (``albert-tf-export
@@ -211,7 +211,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Span answers through TFLite Task Library ``BertQuestionAnswerer`` against our SavedModel.
 
-    .venv/bin/python benchmarks/mobile_sdk_span.py [--model_dir=runs/.../final] \\
+    .venv/bin/python benchmarks/figures.py mobile-sdk-span [--model_dir=runs/.../final] \\
         [--data_dir=DIR] [--steps=1000] [--examples=200] [--json=figures.json]
 
 Without ``--model_dir``, finetunes an albert_tiny-sized span model (position embeddings
@@ -363,7 +363,3 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             f.write(text + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

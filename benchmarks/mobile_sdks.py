@@ -1,6 +1,6 @@
 """Issue #17's figures: an SST-2 model's TFLite exports scored through the mobile SDKs.
 
-    .venv/bin/python benchmarks/mobile_sdks.py --model_dir=runs/quick/finetune/albert_mini/final
+    .venv/bin/python benchmarks/figures.py mobile-sdks --model_dir=runs/quick/finetune/albert_mini/final
 
 Exports the model (``--quantizations``, SDK-shaped with the metadata embedded), then scores
 SST-2 dev through MediaPipe ``TextClassifier`` and Task Library ``BertNLClassifier`` (the
@@ -14,11 +14,12 @@ as they are, upper-cased, and with accents and curly quotes, and the median SDK 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
 import tempfile
+
+from bench_common import sst2_split
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -30,12 +31,6 @@ def variants(sentence: str) -> dict[str, str]:
     accented = (sentence.replace("e", "\u00e9").replace("a", "\u00e0").replace("'", "\u2019")
                 .replace("``", "\u201c").replace("''", "\u201d").replace('"', "\u201d"))
     return {"as is": sentence, "upper": sentence.upper(), "accents+quotes": accented}
-
-
-def dev_set(data_dir: str) -> tuple[list[str], list[str]]:
-    with open(os.path.join(data_dir, "glue", "SST-2", "dev.tsv"), encoding="utf-8") as f:
-        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
-    return [r[0] for r in rows], [r[1] for r in rows]
 
 
 def cpu_name() -> str:
@@ -97,7 +92,7 @@ def report(rows: dict[str, dict], n: int) -> None:
               f"{row['evaluator'] * 100:.2f}% | {cells[0]} | {cells[1]} |")
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", required=True, help="a finetuned SST-2 model directory")
     parser.add_argument("--data_dir", default=os.environ.get("ALBERT_TF_DATA_DIR",
@@ -107,10 +102,10 @@ def main() -> None:
     parser.add_argument("--sdk_python", default=os.environ.get(
         "ALBERT_TF_SDK_PYTHON", os.path.join(ROOT, ".venv-sdk", "bin", "python")))
     parser.add_argument("--limit", type=int, default=0, help="first N dev sentences (0: all)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from albert_tf.export.tflite import export_tflite
 
-    texts, gold = dev_set(args.data_dir)
+    texts, gold = sst2_split(args.data_dir)
     if args.limit:
         texts, gold = texts[:args.limit], gold[:args.limit]
     rows = {}
@@ -121,7 +116,3 @@ def main() -> None:
             rows[q] = score_export(os.path.join(out, "model.tflite"), args.sdk_python, texts,
                                    gold, args.data_dir, args.limit)
     report(rows, len(texts))
-
-
-if __name__ == "__main__":
-    main()

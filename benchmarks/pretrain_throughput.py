@@ -11,7 +11,7 @@ PyTorch side is ``AlbertForPreTraining`` with ``torch.optim.AdamW`` and
 Part of the difference is by design: albert-tf computes MLM logits only at the masked
 positions (``masked_lm_positions``), Hugging Face over all B x S positions.
 
-    .venv/bin/python benchmarks/pretrain_throughput.py --model_config=albert_mini \\
+    .venv/bin/python benchmarks/figures.py pretrain-throughput --model_config=albert_mini \\
         --batch_size=32 --seq_length=128 --steps=30 --threads=2
 
 Not a test: it prints a table and the speed-up (goal: >= 1.2x).
@@ -167,8 +167,8 @@ def main(argv=None) -> dict:
     print(f"pretraining throughput, {args.model_config}: batch {args.batch_size} x seq "
           f"{args.seq_length}, {args.max_predictions} masked positions, {args.steps} steps, "
           f"{args.threads} threads")
-    print(f"| implementation | tokens/s | s/step | mean loss |")
-    print(f"|---|---|---|---|")
+    print("| implementation | tokens/s | s/step | mean loss |")
+    print("|---|---|---|---|")
     rows = [(f"albert-tf (tf_keras, TF {tf.__version__}, {args.threads} threads)", tf_result)]
     rows += [(f"transformers AlbertForPreTraining (PyTorch, {t} thread{'s' * (t > 1)})", r)
              for t, r in torch_runs.items()]
@@ -184,7 +184,3 @@ def main(argv=None) -> dict:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
     return result
-
-
-if __name__ == "__main__":
-    main()

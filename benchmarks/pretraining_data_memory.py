@@ -1,7 +1,7 @@
 """Peak memory and throughput of albert-tf-create-pretraining-data: corpus vs 10x corpus.
 
-    nice -n 10 .venv/bin/python benchmarks/pretraining_data_memory.py            # IMDB, 10x
-    .venv/bin/python benchmarks/pretraining_data_memory.py --copies=2 --workdir=/tmp/x
+    nice -n 10 .venv/bin/python benchmarks/figures.py pretraining-data-memory            # IMDB, 10x
+    .venv/bin/python benchmarks/figures.py pretraining-data-memory --copies=2 --workdir=/tmp/x
 
 Runs the command-line tool twice, on the corpus and on a file holding ``--copies``
 concatenated copies of it, sampling the resident memory of the whole process tree (the
@@ -71,7 +71,7 @@ def run_once(inputs: str, output: str, args, summary_file: str) -> dict:
             "summary": {k: v for k, v in summary.items() if k != "outputs"}}
 
 
-def main() -> int:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "data", "corpus",
                                                          "imdb-unsup.txt"))
@@ -88,7 +88,7 @@ def main() -> int:
                         help="Move the 1x run's TFRecords here (e.g. out/pretrain/imdb_128).")
     parser.add_argument("--output_json", default=os.path.join(ROOT, "benchmarks",
                                                               "pretraining_data_memory.json"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     os.makedirs(args.workdir, exist_ok=True)
     big = os.path.join(args.workdir, f"corpus_x{args.copies}.txt")
@@ -125,7 +125,3 @@ def main() -> int:
         f.write("\n")
     print(json.dumps({"peak_tree_rss_ratio": results["peak_tree_rss_ratio"]}))
     return 0 if results["peak_tree_rss_ratio"] <= 1.2 else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

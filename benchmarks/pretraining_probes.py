@@ -1,7 +1,7 @@
 """Two probes of a pretraining run: does the MLM use word order, and how much of SOP is
 learnable from bags of words?
 
-    .venv/bin/python benchmarks/pretraining_probes.py --model_dir=/tmp/albert_mini_imdb/best \
+    .venv/bin/python benchmarks/figures.py pretraining-probes --model_dir=/tmp/albert_mini_imdb/best \
         --train_files=/tmp/imdb_pt/train.tfrecord --eval_files=/tmp/imdb_pt/heldout.tfrecord
 
 * order: held-out MLM loss and accuracy of the pretrainer on the real inputs and on the
@@ -94,7 +94,7 @@ def logistic_regression(x, y, epochs: int = 8, lr: float = 0.05, l2: float = 1e-
     return w, b
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", required=True, help="pretrainer model directory")
     parser.add_argument("--train_files", required=True)
@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument("--max_predictions_per_seq", type=int, default=20)
     parser.add_argument("--probe_train", type=int, default=60000)
     parser.add_argument("--eval_instances", type=int, default=3000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from albert_tf.checkpoints import load_pretrainer
     shape = (args.max_seq_length, args.max_predictions_per_seq)
     heldout = read_instances(args.eval_files, args.eval_instances, *shape)
@@ -122,7 +122,3 @@ def main() -> None:
     print(f"SOP from segment bags of words (logistic regression, {len(y_train)} train): "
           f"held-out accuracy {(predicted == y_heldout).mean():.4f} (majority class "
           f"{majority:.4f})")
-
-
-if __name__ == "__main__":
-    main()

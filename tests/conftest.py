@@ -45,3 +45,42 @@ if settings is not None:
                               print_blob=True, suppress_health_check=_SLOW_OK)
     settings.load_profile(os.environ.get("ALBERT_TF_FUZZ_PROFILE", "ci"))
 
+
+# Test-file order: costliest first. `make test` runs `-n 2 --dist=loadfile`, and xdist
+# hands out whole files in collection order, so a long file that starts last makes a
+# long tail while the other worker idles. tests/file_costs.json (file -> seconds, from
+# `make test-costs`: tools/test_costs.py) sets the order; files not in it go last, in
+# alphabetical order. Tests within a file keep their order. The table only steers the
+# order: a stale one costs time, never a test.
+COSTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_costs.json")
+
+
+def _file_costs() -> dict[str, float]:
+    import json
+
+    try:
+        with open(COSTS_FILE, encoding="utf-8") as handle:
+            return {os.path.normpath(os.path.join(ROOT, path)): float(seconds)
+                    for path, seconds in json.load(handle).items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def pytest_configure(config):
+    # xdist (3.x) by default reorders --dist=loadfile/loadscope work units by their
+    # number of tests, which would ignore the cost order below.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    costs = _file_costs()
+    if not costs:
+        return
+
+    def key(item):
+        path = os.path.normpath(str(item.path))
+        cost = costs.get(path)
+        return (0, -cost, path) if cost is not None else (1, 0.0, path)
+
+    items.sort(key=key)  # stable: within a file the order is unchanged

@@ -7,7 +7,7 @@ import numpy as np
 import sentencepiece as spm
 
 from albert_tf.benchmark import cpu
-from albert_tf.benchmark.suite import random_model_dir
+from albert_tf.benchmark.artifacts import random_model_dir
 from albert_tf.text.vocabulary import pad_sentencepiece
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -18,7 +18,8 @@ import sys
 import pytest
 
 import albert_tf
-from albert_tf.benchmark.suite import ArtifactBuilder, RuntimeFailed
+from albert_tf.benchmark.artifacts import ArtifactBuilder
+from albert_tf.benchmark.suite import RuntimeFailed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")

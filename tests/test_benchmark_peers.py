@@ -15,7 +15,8 @@ import pytest
 
 import albert_tf
 from albert_tf.benchmark.runtimes import OnnxRunner, OpenVinoRunner, token_inputs
-from albert_tf.benchmark.suite import ArtifactBuilder, time_in_worker
+from albert_tf.benchmark.artifacts import ArtifactBuilder
+from albert_tf.benchmark.suite import time_in_worker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
@@ -194,11 +195,12 @@ def test_a_runtime_whose_package_is_missing_is_skipped_with_one_line(builders, t
 def test_the_pip_fix_names_the_extra_of_the_runtime():
     """Our exports name their own extra; every peer the `peers` extra, which holds all the
     peers' packages (setup.py; tests/test_tour.py checks that `test` includes it)."""
-    from albert_tf.benchmark.suite import HF_RUNTIMES, pip_fix
+    from albert_tf.benchmark import targets
+    from albert_tf.benchmark.suite import pip_fix
     assert pip_fix("onnxruntime", "ort_int8") == \
         "pip install 'albert-tf[onnx]' or pip install onnxruntime"
     assert pip_fix("nncf", "ir_int8") == "pip install 'albert-tf[openvino]' or pip install nncf"
-    for runtime in HF_RUNTIMES:
+    for runtime in (t.name for t in targets.every_target() if t.peer):
         for package in ("torch", "sympy", "onnxruntime", "openvino"):
             assert f"'albert-tf[peers]' or pip install {package}" in pip_fix(package, runtime)
     assert pip_fix("ai_edge_litert", "tflite_int8") == "pip install ai-edge-litert"

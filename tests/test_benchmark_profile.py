@@ -7,7 +7,7 @@ import pytest
 
 import albert_tf
 from albert_tf.benchmark import profile
-from albert_tf.benchmark.suite import ArtifactBuilder
+from albert_tf.benchmark.artifacts import ArtifactBuilder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

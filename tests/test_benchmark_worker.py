@@ -3,7 +3,8 @@
 import os
 
 import albert_tf
-from albert_tf.benchmark.suite import ArtifactBuilder, time_in_worker
+from albert_tf.benchmark.artifacts import ArtifactBuilder
+from albert_tf.benchmark.suite import time_in_worker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

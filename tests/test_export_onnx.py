@@ -148,10 +148,11 @@ def test_classifier_on_raw_text_gives_keras_labels(float_export, source, dev):
 
 
 def test_benchmark_times_our_onnx_export_without_tensorflow(model_dir, data_dir, tmp_path):
-    from albert_tf.benchmark.suite import INT8_RUNTIMES, ArtifactBuilder, time_in_worker
-    from albert_tf.benchmark.tables import RUNTIME_KINDS
-    assert "ort_int8" in INT8_RUNTIMES
-    assert RUNTIME_KINDS["ort_int8"] == ("ours", "int8")
+    from albert_tf.benchmark import targets
+    from albert_tf.benchmark.artifacts import ArtifactBuilder
+    from albert_tf.benchmark.suite import time_in_worker
+    target = targets.get("ort_int8")
+    assert (target.owner, target.arithmetic, target.export) == ("ours", "int8", ("onnx", "int8"))
     builder = ArtifactBuilder(model_dir, str(tmp_path), data_dir, echo=lambda s: None)
     runtime, path = builder.artifact("ort_int8", [(1, 16)])
     assert runtime == "onnx" and path.endswith(os.path.join("ort_int8", "model.onnx"))

@@ -130,10 +130,11 @@ def test_classifier_on_raw_text_gives_keras_labels(float_export, source, dev):
 
 def test_benchmark_worker_times_our_ir_without_tensorflow(model_dir, data_dir,
                                                           tmp_path):
-    from albert_tf.benchmark.suite import (BF16_RUNTIMES, INT8_RUNTIMES, RUNTIMES,
-                                           ArtifactBuilder, file_size, time_in_worker)
-    assert {"ir_none", "ir_bf16", "ir_int8"} <= set(RUNTIMES)
-    assert "ir_int8" in INT8_RUNTIMES and "ir_bf16" in BF16_RUNTIMES
+    from albert_tf.benchmark import targets
+    from albert_tf.benchmark.artifacts import ArtifactBuilder
+    from albert_tf.benchmark.suite import file_size, time_in_worker
+    assert {"ir_none", "ir_bf16", "ir_int8"} <= set(targets.names())
+    assert targets.get("ir_int8").integer and targets.get("ir_bf16").arithmetic == "bf16"
     builder = ArtifactBuilder(model_dir, str(tmp_path), data_dir, echo=lambda s: None)
     runtime, xml = builder.artifact("ir_none", [(1, 16)])
     assert runtime == "openvino" and xml.endswith("model.xml")       # at the f32 hint

@@ -20,7 +20,7 @@ def examples(tmp_path_factory, data_dir):
 
 def _config(tmp_path, name, directory):
     from albert_tf.bin.finetune import defaults
-    from albert_tf.training.tasks import custom_task_type
+    from albert_tf.training.tasks import resolve_task_type
     config = build_experiment(defaults(), ["tiny_ci"], [
         f"model_dir={tmp_path}", f"task.name={name}",
         f"task.train_file={os.path.join(directory, 'train.tsv')}",
@@ -28,7 +28,7 @@ def _config(tmp_path, name, directory):
         "task.max_seq_length=48", "trainer.train_steps=4", "trainer.steps_per_loop=2",
         "trainer.validation_steps=2", "trainer.validation_interval=4",
         "task.validation_data.global_batch_size=16"])
-    config.task.type = custom_task_type(config.task)   # as albert-tf-finetune does
+    config.task.type = resolve_task_type(config.task)   # as albert-tf-finetune does
     return config
 
 

@@ -100,8 +100,12 @@ def test_training_tasks_and_squad_task_do_not_import_each_other():
         return names
 
     assert "albert_tf.training.squad_task" not in imported("albert_tf/training/tasks.py")
-    assert not {n for n in imported("albert_tf/task_heads.py")
-                if n.startswith("albert_tf.training")}
+    heads = [os.path.join("albert_tf", "heads", name)
+             for name in os.listdir(os.path.join(ROOT, "albert_tf", "heads"))
+             if name.endswith(".py")]
+    assert os.path.join("albert_tf", "heads", "classification.py") in heads
+    for rel in (os.path.join("albert_tf", "task_heads.py"), *heads):   # the heads' classes
+        assert not {n for n in imported(rel) if n.startswith("albert_tf.training")}, rel
 
 
 def test_registry_covers_every_head():

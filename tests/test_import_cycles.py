@@ -1,6 +1,9 @@
 """No import cycle in the package (issue #16): the import graphs of ``albert_tf`` and
 ``tflite`` (``albert_tflite``) are acyclic, and the library never imports its edge tools
-(issue #31: ``albert_tflite`` depends on ``albert_tf``, never the reverse).
+(issue #31: ``albert_tflite`` depends on ``albert_tf``, never the reverse), nor runs them
+in another process (`edge_tool_commands`: no ``"albert_tflite.*"`` module name, ``-m
+albert_tflite`` command line or ``albert-tflite-*`` command in its code; docstrings,
+comments and messages that mention a CLI are no dependency).
 
 The packages and their folders are setup.py's (`installed_packages`): imports name the
 installed packages (``albert_tflite``), not the folders (``tflite/``).
@@ -30,13 +33,9 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def installed_packages(setup_py: str = os.path.join(ROOT, "setup.py")) -> dict[str, str]:
-    """{installed package name: directory} of the packages ``setup.py`` installs, from its
-    own ``packages`` and ``package_dir`` (the repository's ``tflite/`` folder installs as
-    ``albert_tflite``, ``official_configs/`` as ``albert_tf.official_configs``): one entry
-    per package whose directory is not walked from its parent's (a top-level package, or
-    one ``package_dir`` places elsewhere). ``setup.py`` runs with ``setuptools.setup``
-    replaced (nothing is built or installed)."""
+def setup_kwargs(setup_py: str = os.path.join(ROOT, "setup.py")) -> dict:
+    """The keyword arguments ``setup.py`` passes to ``setuptools.setup``; it runs with
+    ``setuptools.setup`` replaced (nothing is built or installed)."""
     import setuptools
 
     captured: dict = {}
@@ -51,6 +50,16 @@ def installed_packages(setup_py: str = os.path.join(ROOT, "setup.py")) -> dict[s
     finally:
         setuptools.setup = real
         os.chdir(cwd)
+    return captured
+
+
+def installed_packages(setup_py: str = os.path.join(ROOT, "setup.py")) -> dict[str, str]:
+    """{installed package name: directory} of the packages ``setup.py`` installs, from its
+    own ``packages`` and ``package_dir`` (the repository's ``tflite/`` folder installs as
+    ``albert_tflite``, ``official_configs/`` as ``albert_tf.official_configs``): one entry
+    per package whose directory is not walked from its parent's (a top-level package, or
+    one ``package_dir`` places elsewhere)."""
+    captured = setup_kwargs(setup_py)
     names, where = set(captured["packages"]), dict(captured.get("package_dir") or {})
     base = os.path.dirname(setup_py)
     return {name: os.path.join(base, where.get(name, name.replace(".", os.sep)))
@@ -328,7 +337,8 @@ def test_the_library_does_not_import_its_edge_tools():
     """``albert_tflite`` (the edge tools, setup.py's tflite/ folder) depends on
     ``albert_tf``; no ``albert_tf`` module imports it, at import time or deferred (the
     runners and the preprocessor live in ``albert_tf``: `albert_tf.export.runner`,
-    `albert_tf.text.preprocessor`). Running its CLIs as subprocesses is no import."""
+    `albert_tf.text.preprocessor`). Running its CLIs as subprocesses is no import, but no
+    dependency either: `test_the_library_runs_no_edge_tool` checks that."""
     tools = next(name for name, folder in PACKAGES.items()
                  if os.path.basename(folder) == "tflite")
     found = []
@@ -342,3 +352,107 @@ def test_the_library_does_not_import_its_edge_tools():
     graph = import_graph(deferred=True)
     assert not [(m, d) for m, deps in graph.items() for d in deps
                 if m.split(".")[0] == "albert_tf" and d.split(".")[0] == tools]
+
+
+def edge_tool_scripts(tools: str = "albert_tflite") -> list[str]:
+    """The console scripts ``setup.py`` installs for modules of ``tools``
+    (``albert-tflite-run``, ``albert-tflite-evaluate``, ...)."""
+    scripts = (setup_kwargs().get("entry_points") or {}).get("console_scripts", [])
+    return sorted(name.strip() for name, _, target in (s.partition("=") for s in scripts)
+                  if target.strip().startswith(tools + "."))
+
+
+def _text_only(tree: ast.Module) -> set[int]:
+    """The string constants that are statements of their own: docstrings (of the module,
+    classes, functions) and attribute docstrings, text that never runs."""
+    return {id(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)}
+
+
+def edge_tool_commands(source: str, tools: str = "albert_tflite",
+                       scripts: tuple[str, ...] | list[str] = ()) -> list[tuple[int, str]]:
+    """(line, string) of every string in ``source``'s code that names ``tools`` as
+    something to run: a string constant (an f-string's literal parts included; docstrings
+    and comments are not code) that
+
+    - starts with a module of ``tools``, ``"albert_tflite."``: a module name for
+      ``python_module("albert_tflite.evaluate", ...)``, ``[sys.executable, "-m",
+      "albert_tflite.evaluate"]``, ``runpy.run_module``, ``f"albert_tflite.{name}"``;
+    - is a command line running it: starts, after spaces and an optional interpreter
+      word, with ``-m albert_tflite`` (``f"{sys.executable} -m albert_tflite.evaluate"``);
+    - starts with one of its console ``scripts`` as the command word
+      (``["albert-tflite-evaluate", ...]``, ``"albert-tflite-benchmark --model=x"``).
+
+    Prose that mentions a CLI does not start with it and passes (an error message's "or
+    write it with `python -m albert_tflite.metadata`"), as does the bare package name
+    (``package in ("albert_tf", "albert_tflite")``). A module name built from pieces
+    (``"albert_" + "tflite.evaluate"``) is not found: the rule reads literals."""
+    tree = ast.parse(source)
+    text = _text_only(tree)
+    patterns = [re.escape(tools) + r"\.",
+                r"\s*(\S*python[\w.]*\s+)?-m\s+" + re.escape(tools) + r"\b"]
+    if scripts:
+        patterns.append(r"\s*(" + "|".join(map(re.escape, scripts)) + r")(\s|$)")
+    command = re.compile("|".join(f"(?:{p})" for p in patterns))
+    return sorted((node.lineno, node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and id(node) not in text and command.match(node.value))
+
+
+def test_edge_tool_commands_are_found():
+    """The issue's case: the pipeline driver ran ``albert_tflite.evaluate`` and
+    ``albert_tflite.benchmark`` as stages (``python_module``), a run-time dependency of the
+    library on its edge tools that no import showed."""
+    scripts = edge_tool_scripts()
+    assert "albert-tflite-evaluate" in scripts and "albert-tflite-benchmark" in scripts
+    assert not any(s.startswith("albert-tf-") for s in scripts)
+    found = lambda source: [v for _, v in edge_tool_commands(source, scripts=scripts)]  # noqa: E731
+    assert edge_tool_commands('Stage("score", python_module(\n'
+                              '    "albert_tflite.evaluate", f"--model={out}"))\n') == [
+        (2, "albert_tflite.evaluate")]
+    assert found('CMD = [sys.executable, "-m", "albert_tflite.benchmark", "--model=x"]\n') == [
+        "albert_tflite.benchmark"]
+    assert found('runpy.run_module(f"albert_tflite.{name}")\n') == ["albert_tflite."]
+    assert found('cmd = f"{sys.executable} -m albert_tflite.evaluate --model={m}"\n') == [
+        " -m albert_tflite.evaluate --model="]
+    assert found('os.system("python3 -m albert_tflite.runner --text=x")\n') == [
+        "python3 -m albert_tflite.runner --text=x"]
+    assert found('subprocess.run(["albert-tflite-evaluate", "--model=x"])\n') == [
+        "albert-tflite-evaluate"]
+    assert found('os.system("albert-tflite-benchmark --model=x")\n') == [
+        "albert-tflite-benchmark --model=x"]
+    # Text about the CLIs, and names that run nothing, pass.
+    assert found('''"""Scored by `python -m albert_tflite.evaluate` (albert_tflite.evaluate)."""
+import sys  # python_module("albert_tflite.evaluate") ran here
+class A:
+    """albert_tflite.benchmark times it."""
+    def f(self, path):
+        """albert-tflite-run --model=x runs it."""
+        raise ValueError("or write it with `python -m albert_tflite.metadata`; run it with "
+                         "albert-tflite-run --model=" + path + ".")
+    x = 1
+    """albert_tflite.runner: an attribute docstring."""
+def missing(package):
+    return package in ("albert_tf", "albert_tflite")
+CMD = python_module("albert_tf.export.evaluate", "--model=x")
+TOOL = ["albert-tf-benchmark", "--quick"]
+''') == []
+
+
+def test_the_library_runs_no_edge_tool():
+    """No ``albert_tf`` module runs the edge tools in another process either (issue #31):
+    no ``albert_tflite.*`` module name nor ``albert-tflite-*`` command in its code
+    (`edge_tool_commands`); the pipeline runs `albert_tf.export.evaluate` and
+    `albert_tf.benchmark.tflite_export`, whose CLIs ``albert_tflite`` wraps."""
+    tools = next(name for name, folder in PACKAGES.items()
+                 if os.path.basename(folder) == "tflite")
+    scripts = edge_tool_scripts(tools)
+    found = []
+    for module, path in _modules({k: v for k, v in PACKAGES.items()
+                                  if k.split(".")[0] == "albert_tf"}).items():
+        with open(path, encoding="utf-8") as f:
+            found += [f"{module}:{line} runs {value!r}"
+                      for line, value in edge_tool_commands(f.read(), tools, scripts)]
+    assert not found, ("the library runs its edge tools (run the albert_tf module that "
+                       "holds the code instead):\n" + "\n".join(found))

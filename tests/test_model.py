@@ -7,12 +7,13 @@ import albert_tf
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import CheckpointError
 
+# The published counts of the models too large for test_info.py to build in every sharing
+# mode; albert_base (in all four sharing modes) and bert_base are built there and checked
+# against theirs (test_info.py: test_count_equals_built_official_encoder).
 PUBLISHED_COUNTS = {
-    "albert_base": 11_683_584,
     "albert_large": 17_683_968,
     "albert_xlarge": 58_724_864,
     "albert_xxlarge": 222_595_584,
-    "bert_base": 109_482_240,
 }
 
 
@@ -27,17 +28,17 @@ def random_inputs(config, batch=3, seq=11, pad_from=7, seed=0):
     return inputs
 
 
+def built_count(config) -> int:
+    """``count_params()`` of ``build_encoder(config)``, built inside a fresh ``tf.Graph``:
+    the same layers, variables and shapes, but the random initial values of the base and
+    larger models are never computed (most of an eager build's time; see test_info.py)."""
+    with tf.Graph().as_default():
+        return albert_tf.build_encoder(config).count_params()
+
+
 @pytest.mark.parametrize("name", sorted(PUBLISHED_COUNTS))
 def test_published_parameter_counts(name):
-    assert albert_tf.build_encoder(albert_tf.load_config(name)).count_params() == \
-        PUBLISHED_COUNTS[name]
-
-
-@pytest.mark.parametrize("sharing, count", [
-    ("attention", 63_647_232), ("ffn", 37_686_528), ("none", 89_650_176)])
-def test_albert_base_sharing_modes(sharing, count):
-    config = albert_tf.load_config("albert_base").replace(sharing=sharing)
-    assert albert_tf.build_encoder(config).count_params() == count
+    assert built_count(albert_tf.load_config(name)) == PUBLISHED_COUNTS[name]
 
 
 def _block_names(model, kind):

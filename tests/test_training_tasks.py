@@ -59,3 +59,28 @@ def test_custom_tsv_regression_task(tmp_path):
     info = albert_tf.checkpoints.load_task_info(str(tmp_path / "model" / "final"))
     assert info.head == "regression" and info.task == "goodness"
     assert os.path.exists(tmp_path / "model" / "best_metric.json")
+
+
+def test_resolve_task_type(tmp_path):
+    """albert-tf-finetune's task.type: SQuAD by name, a custom file's header asks for its
+    head only when the type is the default, an explicit type is kept."""
+    from albert_tf.bin.finetune import defaults
+    from albert_tf.training.tasks import resolve_task_type
+    (tmp_path / "choice.tsv").write_text("context\tchoice_0\tchoice_1\tlabel\na\tb\tc\t0\n")
+    (tmp_path / "tags.tsv").write_text("tokens\ttags\na b\tO O\n")
+    (tmp_path / "plain.tsv").write_text("sentence\tlabel\na b\t1\n")
+
+    def resolved(name, type_=None, train_file=""):
+        task = defaults().task
+        task.name, task.data_dir, task.train_file = name, str(tmp_path), train_file
+        task.type = type_ or task.type
+        return resolve_task_type(task)
+
+    assert resolved("sst2") == "classification"
+    assert resolved("SQuAD_v2") == resolved("squad", "classification") == "squad"
+    assert resolved("mine", train_file="choice.tsv") == "multiple_choice"
+    assert resolved("mine", train_file=str(tmp_path / "tags.tsv")) == "token_classification"
+    assert resolved("mine", train_file="plain.tsv") == "classification"
+    assert resolved("mine", train_file="missing.tsv") == "classification"   # its own error later
+    assert resolved("mine", "token_classification", "choice.tsv") == "token_classification"
+    assert resolved("mine", "multiple_choice") == "multiple_choice"

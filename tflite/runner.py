@@ -26,32 +26,13 @@ from typing import Iterable
 
 from albert_tf import cli
 from albert_tf.export.metadata import read_metadata  # noqa: F401  (public here too)
+from albert_tf.export.runner import open_runner  # noqa: F401  (public here too)
 from albert_tf.export.tflite_runner import (INPUT_NAMES, TFLiteRunner,  # noqa: F401
                                             make_interpreter, model_file)
 from albert_tf.task_heads import MAX_ANSWER_LENGTH, best_span  # noqa: F401  (public here too)
 
 __all__ = ["INPUT_NAMES", "MAX_ANSWER_LENGTH", "TFLiteRunner", "best_span", "main",
            "make_interpreter", "model_file", "open_runner", "read_metadata"]
-
-
-def open_runner(model: str, num_threads: int = 2, xnnpack: bool = True, flag: str = "--model"):
-    """The runner of the export at ``model``, raw text in and the same answers out:
-    `TFLiteRunner` for a TFLite export, `albert_tf.export.onnx_runner.OnnxClassifier` /
-    `albert_tf.export.openvino_runner.OpenVinoClassifier` for an ONNX / OpenVINO export.
-    Anything else (a SavedModel, a model directory, a missing path, an export whose runtime
-    is not installed) is an `albert_tf.user_inputs.InputError` naming what to do."""
-    from albert_tf import user_inputs
-    kind = user_inputs.edge_export(model, flag)
-    if kind == "tflite":
-        return TFLiteRunner(model, num_threads, xnnpack)
-    try:
-        if kind == "onnx":
-            from albert_tf.export.onnx_runner import OnnxClassifier as classifier
-        else:
-            from albert_tf.export.openvino_runner import OpenVinoClassifier as classifier
-        return classifier(model, threads=num_threads)
-    except ImportError as e:          # installed but broken, or shadowed
-        raise user_inputs.missing_runtime(model, kind, flag, e) from None
 
 
 def _read_inputs(path: str) -> tuple[list[str], list[str] | None]:

@@ -50,6 +50,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from albert_tf.data.task_data import expected_glue_file   # no TensorFlow
+from albert_tf.export import formats   # no TensorFlow
 from albert_tf.export import metadata as meta_lib   # no TensorFlow
 from albert_tf.export.signatures import bucket_lengths   # no TensorFlow
 
@@ -62,11 +63,11 @@ RANDOM_HEAD_TASK = "sst2-random-head"   # a task name no accuracy is reported fo
 # ALBERT-base dynamic int8 at 116 vs 94 sentences/s (README, CPU benchmark).
 DEFAULT_BUCKETS = (16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 128)
 DEFAULT_BATCH_SIZES = (1, 8, 32)
-# Server exports (token ids in, any [batch, seq]) -> (module, class) of their runner.
-SERVER_RUNNERS = {
-    meta_lib.OPENVINO_FORMAT: ("albert_tf.export.openvino_runner", "OpenVinoClassifier"),
-    meta_lib.ONNX_FORMAT: ("albert_tf.export.onnx_runner", "OnnxClassifier"),
-}
+# Server exports (token ids in, any [batch, seq]): their metadata format -> (module, class)
+# of their runner, and their --format names.
+SERVER_RUNNERS = {f.metadata_format: tuple(f.runner.split(":"))
+                  for f in formats.every_format() if f.token_ids_server}
+END_TO_END_SERVERS = tuple(f.name for f in formats.every_format() if f.token_ids_server)
 
 
 class EndToEndError(ValueError):
@@ -349,7 +350,7 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
     ``ir_int8``) or ONNX export (``ort_none``, ``ort_int8``) run at the same buckets and
     batch sizes."""
     from albert_tf.benchmark.tables import EndToEndMeasurement
-    from albert_tf.benchmark.suite import ArtifactBuilder
+    from albert_tf.benchmark.artifacts import ArtifactBuilder
     dev_file = sst2_dev_file(data_dir)
     from albert_tf import resources
     data_dir = resources.data_dir(data_dir or None)   # exists: sst2_dev_file checked it
@@ -366,22 +367,21 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
                 name, run_in_worker(export, dev_file, threads, min_seconds)))
             echo("    " + rows[-1].describe())
     if servers:
-        from albert_tf.benchmark.suite import IR_PRECISIONS, ORT_QUANTIZATIONS
+        from albert_tf.benchmark import targets
+        from albert_tf.benchmark.runtimes import OPENVINO_PRECISIONS
         # Its own work directory: the per-shape benchmark's exports of ``name`` may be of an
         # encoder without this classifier head.
         server_builder = ArtifactBuilder(
             classifier, os.path.join(work_dir, name, "sst2_classifier"), data_dir, echo)
     for runtime in servers:
-        if runtime in ORT_QUANTIZATIONS:
-            export = os.path.dirname(server_builder.ort(ORT_QUANTIZATIONS[runtime]))
-        else:
-            export = os.path.dirname(server_builder.ir("int8" if runtime == "ir_int8"
-                                                       else "none"))
+        target = targets.get(runtime)
+        export = os.path.dirname(target.build(server_builder, []))
+        precision = OPENVINO_PRECISIONS.get(target.worker)
         for batch in batch_sizes:
             echo(f"  SST-2 end to end: {name} {runtime} batch {batch} buckets {buckets}")
             rows.append(EndToEndMeasurement.from_result(name, run_in_worker(
                 export, dev_file, threads, min_seconds, buckets=buckets, batch_size=int(batch),
-                precision=IR_PRECISIONS.get(runtime), label=runtime)))
+                precision=precision, label=runtime)))
             echo("    " + rows[-1].describe())
     return rows
 

@@ -3,9 +3,9 @@
     python -m albert_tf.benchmark.peer_worker --runtime=onnx_opt_int8 --model_dir=M \
         --work_dir=W --shapes=1x128 [--data_dir=D] [--no-do_lower_case]
 
-`albert_tf.benchmark.suite.build_peer` runs it for each peer (`HF_RUNTIMES`) after
+`albert_tf.benchmark.suite.build_peer` runs it for each peer (`albert_tf.benchmark.targets`) after
 exporting the model directory's Hugging Face layout (``W/hf``) itself; here
-`ArtifactBuilder.artifact` does the rest: the PyTorch ONNX export, ONNX Runtime's optimizer
+the target's builder does the rest: the PyTorch ONNX export, ONNX Runtime's optimizer
 and quantizer, OpenVINO's conversion and NNCF. Apart from the driver, because
 
 * a crash in those libraries (a segmentation fault, an abort, the out-of-memory killer)
@@ -26,13 +26,14 @@ import argparse
 import json
 import sys
 
-from albert_tf.benchmark.suite import HF_RUNTIMES, ArtifactBuilder
+from albert_tf.benchmark import targets
+from albert_tf.benchmark.artifacts import ArtifactBuilder
 from albert_tf.benchmark.worker import report_missing_package
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runtime", required=True, choices=HF_RUNTIMES)
+    parser.add_argument("--runtime", required=True, choices=[t.name for t in targets.every_target() if t.peer])
     parser.add_argument("--model_dir", required=True, help="our model directory")
     parser.add_argument("--work_dir", required=True, help="the model's artifact directory "
                         "(holding hf/, its Hugging Face layout)")

@@ -121,23 +121,14 @@ def markdown_table(rows: Iterable[Measurement]) -> str:
     return "\n".join(lines)
 
 
-# runtime -> (whose artifact, arithmetic): `peer_table` compares ours with peers by these.
-RUNTIME_KINDS: dict[str, tuple[str, str]] = {
-    "tf": ("ours", "fp32"), "tflite_none": ("ours", "fp32"), "ir_none": ("ours", "fp32"),
-    "tflite_dynamic": ("ours", "int8"), "tflite_int8": ("ours", "int8"),
-    "ir_int8": ("ours", "int8"), "ir_bf16": ("ours", "bf16"),
-    "ort_none": ("ours", "fp32"), "ort_int8": ("ours", "int8"),
-    "torch": ("peer", "fp32"), "onnx": ("peer", "fp32"), "onnx_opt": ("peer", "fp32"),
-    "openvino": ("peer", "fp32"), "openvino_bf16": ("peer", "bf16"),
-    "torch_int8": ("peer", "int8"), "onnx_int8": ("peer", "int8"),
-    "onnx_opt_int8": ("peer", "int8"), "openvino_int8": ("peer", "int8"),
-}
-
-
 def peer_table(rows: list[Measurement]) -> str:
     """Per model and shape: our fastest artifact against the fastest peer of the same
     arithmetic (fp32, bf16, int8), and our fastest of any kind against the fastest int8
     peer; speedup = peer ms / our ms (> 1: ours is faster), all from this one run."""
+    from albert_tf.benchmark import targets
+    # runtime -> (whose artifact, arithmetic), from the deployment targets
+    kinds = {t.name: (t.owner, t.arithmetic) for t in targets.every_target()}
+
     def fastest(candidates):
         return min(candidates, key=lambda r: r.median_ms, default=None)
 
@@ -146,12 +137,12 @@ def peer_table(rows: list[Measurement]) -> str:
              "speedup |", "|---|---|---|---|---:|---|---:|---:|"]
     for model, batch, seq in sorted({(r.model, r.batch, r.seq) for r in rows}):
         here = [r for r in rows if (r.model, r.batch, r.seq) == (model, batch, seq)
-                and r.runtime in RUNTIME_KINDS]
-        for kind in ("int8", "fp32", "bf16", "any vs int8 peers"):
-            ours = fastest(r for r in here if RUNTIME_KINDS[r.runtime][0] == "ours" and
-                           (kind.startswith("any") or RUNTIME_KINDS[r.runtime][1] == kind))
+                and r.runtime in kinds]
+        for kind in (*targets.ARITHMETICS, "any vs int8 peers"):
+            ours = fastest(r for r in here if kinds[r.runtime][0] == targets.OURS and
+                           (kind.startswith("any") or kinds[r.runtime][1] == kind))
             peer_kind = "int8" if kind.startswith("any") else kind
-            peer = fastest(r for r in here if RUNTIME_KINDS[r.runtime] == ("peer", peer_kind))
+            peer = fastest(r for r in here if kinds[r.runtime] == (targets.PEER, peer_kind))
             if ours and peer:
                 lines.append(f"| {model} | {batch} x {seq} | {kind} | {ours.runtime} | "
                              f"{ours.median_ms:.1f} | {peer.runtime} | {peer.median_ms:.1f} | "

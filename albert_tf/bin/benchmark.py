@@ -43,16 +43,11 @@ def define_flags() -> None:
                                  "bert_base", "bert_large"],
                       "Official configs to time with random weights.")
     flags.DEFINE_list("model_dirs", [], "Model directories (trained weights) to time as well.")
-    flags.DEFINE_list("runtimes", None, "Runtimes (default: all): tf, tflite_none, tflite_dynamic, "
-                      "tflite_int8, torch, torch_int8, onnx, onnx_int8, onnx_opt (ONNX Runtime "
-                      "transformer optimizer), onnx_opt_int8, openvino (f32), openvino_bf16 "
-                      "(OpenVINO's default precision on AVX-512 BF16 / AMX CPUs), openvino_int8 "
-                      "(NNCF, calibrated on SST-2 train) - those three on the Hugging Face ONNX "
-                      "export; ir_none (f32), ir_bf16, ir_int8: the same on our OpenVINO export "
-                      "(albert-tf-export --format=openvino: our graph, shared layer stored "
-                      "once); ort_none (fp32), ort_int8 (dynamic int8): our ONNX export on ONNX "
-                      "Runtime (albert-tf-export --format=onnx: our graph as fused ONNX Runtime "
-                      "operators, shared layer stored once).")
+    from albert_tf.benchmark import targets
+    flags.DEFINE_list("runtimes", None, "Deployment targets to time (default: "
+                      f"{', '.join(targets.default_names())}; every choice with what it is: "
+                      "python -m albert_tf.benchmark.targets, docs/cpu-benchmark.md): "
+                      f"{', '.join(targets.names())}.")
     flags.DEFINE_list("shapes", ["1x128", "32x128", "1x384", "32x384", "1x16", "1x32"],
                       "BATCHxSEQ shapes.")
     flags.DEFINE_integer("threads", 2, "Threads per runtime.")
@@ -70,9 +65,8 @@ def define_flags() -> None:
                          "under Linux perf, per shape (albert_tf/benchmark/profile.py): "
                          "where the time goes, which XNNPACK kernels ran.")
     flags.DEFINE_boolean("quick", False, "A ~7-minute run on 2 cores: albert_base and "
-                         "bert_base, batch 1 x seq 128, TFLite dynamic/int8, our ONNX export's "
-                         "int8 (ort_int8), ONNX Runtime's optimized int8 peer and PyTorch "
-                         "dynamic int8.")
+                         "bert_base, batch 1 x seq 128, "
+                         f"{', '.join(targets.quick_names())}.")
     flags.DEFINE_boolean("sst2_end_to_end", False, "Also time SST-2 dev end to end (raw text "
                          "in, labels out, all dev sentences bucketed by length) on TFLite and, "
                          "for the ir_* runtimes in --runtimes, on our OpenVINO export (same "
@@ -131,23 +125,24 @@ def main(argv: list[str]) -> None:
     del argv
     from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.benchmark.tables import write_report
-    from albert_tf.benchmark.suite import (BF16_RUNTIMES, RUNTIMES, benchmark_model,
-                                           peers_note, random_model_dir)
+    from albert_tf.benchmark import targets
+    from albert_tf.benchmark.artifacts import random_model_dir
+    from albert_tf.benchmark.suite import benchmark_model, peers_note
 
-    models, shapes, runtimes = FLAGS.models, FLAGS.shapes, FLAGS.runtimes or list(RUNTIMES)
+    models, shapes = FLAGS.models, FLAGS.shapes
+    runtimes = FLAGS.runtimes or targets.default_names()
     min_seconds = FLAGS.min_seconds
     if FLAGS.quick:
         models, shapes = ["albert_base", "bert_base"], ["1x128"]
-        runtimes = FLAGS.runtimes or ["tflite_dynamic", "tflite_int8", "ort_int8",
-                                      "onnx_opt_int8", "torch_int8"]
+        runtimes = FLAGS.runtimes or targets.quick_names()
         min_seconds = min(min_seconds, 2.0)
-    unknown = sorted(set(runtimes) - set(RUNTIMES))
+    unknown = sorted(set(runtimes) - set(targets.names()))
     if unknown:
-        raise app.UsageError(f"--runtimes: unknown {unknown}; use {list(RUNTIMES)}.")
+        raise app.UsageError(f"--runtimes: unknown {unknown}; use {list(targets.names())}.")
     check_inputs(models, shapes)
     from albert_tf import resources
     data_dir = resources.data_dir_or_none(FLAGS.data_dir)
-    calibrated = [r for r in ("tflite_int8", "openvino_int8", "ir_int8") if r in runtimes]
+    calibrated = [r for r in runtimes if targets.get(r).calibrated]
     if shapes and calibrated:
         names = " and ".join([", ".join(calibrated[:-1]), calibrated[-1]] if calibrated[:-1]
                              else calibrated)
@@ -173,7 +168,8 @@ def main(argv: list[str]) -> None:
 
     e2e = None
     if FLAGS.sst2_end_to_end:
-        from albert_tf.benchmark.end_to_end import EndToEndError, check_export, sst2_dev_file
+        from albert_tf.benchmark.end_to_end import (END_TO_END_SERVERS, EndToEndError,
+                                                    check_export, sst2_dev_file)
         from albert_tf.export.signatures import bucket_lengths
         try:
             dev_file = sst2_dev_file(data_dir)
@@ -190,17 +186,18 @@ def main(argv: list[str]) -> None:
         if not buckets or not batch_sizes or min(buckets) < 3 or min(batch_sizes) < 1:
             raise app.UsageError("--sst2_buckets need lengths >= 3 and --sst2_batch_sizes "
                                  "sizes >= 1.")
+        chosen = [targets.get(r) for r in runtimes]
         quantizations = FLAGS.sst2_quantizations or [
-            r[len("tflite_"):] for r in runtimes if r.startswith("tflite_")]
-        from albert_tf.benchmark.suite import IR_RUNNERS, ORT_QUANTIZATIONS
+            t.export[1] for t in chosen if t.export and t.export[0] == "tflite"]
         # our OpenVINO and ONNX exports, run through their Python runners
-        servers = [r for r in runtimes if r in IR_RUNNERS or r in ORT_QUANTIZATIONS]
+        servers = [t.name for t in chosen if t.export and t.export[0] in END_TO_END_SERVERS]
         if models or FLAGS.model_dirs:   # to export (only then import TensorFlow)
-            from albert_tf.export.tflite import QUANTIZATIONS
-            bad = sorted(set(quantizations) - set(QUANTIZATIONS))
+            from albert_tf.export import formats
+            tflite = formats.get("tflite").quantizations()
+            bad = sorted(set(quantizations) - set(tflite))
             if (not quantizations and not servers) or bad:
                 raise app.UsageError(f"--sst2_end_to_end needs TFLite quantizations: "
-                                     f"--sst2_quantizations from {list(QUANTIZATIONS)} or "
+                                     f"--sst2_quantizations from {list(tflite)} or "
                                      f"tflite_* runtimes in --runtimes, or ir_* (OpenVINO) / "
                                      f"ort_* (ONNX) runtimes there (got {bad or 'none'}).")
         e2e = (quantizations, batch_sizes, buckets, dev_file, servers)
@@ -208,15 +205,15 @@ def main(argv: list[str]) -> None:
     cpu = cpu_info()
     print(f"CPU: {cpu.describe()}", flush=True)
     work = os.path.join(FLAGS.output_dir, "artifacts")
-    targets = [(name, random_model_dir(name, work)) for name in models]
-    targets += [(os.path.basename(os.path.normpath(d)), d) for d in FLAGS.model_dirs]
+    to_time = [(name, random_model_dir(name, work)) for name in models]
+    to_time += [(os.path.basename(os.path.normpath(d)), d) for d in FLAGS.model_dirs]
     rows, e2e_rows = [], []
     skipped: dict[str, str] = {}   # runtime -> why it did not run (e.g. a missing package)
     failed: dict[str, str] = {}    # runtime -> how its export or timing failed, per model
     profiles: list | None = [] if FLAGS.profile else None   # --profile: (title, profile)
     echo = lambda s: print(s, flush=True)  # noqa: E731
-    for index, (name, model_dir) in enumerate(targets, 1):
-        print(f"[{index}/{len(targets)}] {name}", flush=True)
+    for index, (name, model_dir) in enumerate(to_time, 1):
+        print(f"[{index}/{len(to_time)}] {name}", flush=True)
         if parsed:
             rows += benchmark_model(name, model_dir, runtimes, parsed, work, data_dir,
                                     FLAGS.threads, min_seconds, cpu, echo=echo, skipped=skipped,
@@ -241,8 +238,9 @@ def main(argv: list[str]) -> None:
             "peak": "fp32 runtimes vs the FMA peak; int8 runtimes vs the machine's int8 "
                     "peak (AMX where the CPU has AMX-INT8) and, in their own column, vs the "
                     "vector int8 peak (VNNI, or AVX2 vpmaddubsw) (albert_tf/benchmark/cpu.py)"}
-    if any(r in BF16_RUNTIMES for r in runtimes):
-        meta["bf16"] = (f"{', '.join(r for r in BF16_RUNTIMES if r in runtimes)}: bfloat16 "
+    bf16 = [r for r in runtimes if targets.get(r).arithmetic == "bf16"]
+    if bf16:
+        meta["bf16"] = (f"{', '.join(bf16)}: bfloat16 "
                         "inference (a 16-bit float peer, not fp32), timed against the fp32 "
                         "peak like the fp32 runtimes")
     if skipped:

@@ -33,7 +33,6 @@ README.md "Export and deployment" and tflite/README.md.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -49,8 +48,8 @@ def define_flags() -> None:
     one flag registry, and several define the same names."""
     flags.DEFINE_string("model_dir", None, "Model directory (config.json, weights, task.json, "
                         "vocab.model or vocab.txt).")
-    flags.DEFINE_enum("format", "saved_model", ["saved_model", "tflite", "openvino", "onnx"],
-                      "What to export.")
+    from albert_tf.export import formats
+    flags.DEFINE_enum("format", "saved_model", list(formats.names()), "What to export.")
     flags.DEFINE_string("output", None, "saved_model: base directory (the model goes to "
                         "<output>/<name>/<version>/); tflite, openvino: the export directory.")
     flags.DEFINE_string("vocab_file", None, "SentencePiece model or WordPiece vocab.txt "
@@ -63,11 +62,12 @@ def define_flags() -> None:
     flags.DEFINE_integer("version", None, "saved_model: version (default: next free number).")
     # TFLite
     from albert_tf.export import quantization
-    flags.DEFINE_enum("quantization", "none", list(quantization.names()),
+    flags.DEFINE_enum("quantization", "none", list(formats.every_quantization()),
                       "tflite: weight/activation quantization (the recipes of "
                       f"albert_tf.export.quantization: {quantization.describe()}); "
-                      "openvino: none or int8 (NNCF); onnx: none or int8 (ONNX Runtime "
-                      "dynamic-range).")
+                      + "; ".join(f"{f.name}: {' or '.join(f.quantizations())} (int8: "
+                                  f"{f.int8_method})" for f in map(formats.get, formats.names())
+                                  if f.name != "tflite") + ".")
     flags.DEFINE_list("seq_lengths", None, "tflite: sequence-length buckets, one signature each "
                       "(default: the model's max_seq_length); openvino, onnx: one static length "
                       "(default: dynamic).")
@@ -92,14 +92,6 @@ def define_flags() -> None:
                         "(default <model_dir>/qat).")
 
 
-def _print_signatures(meta: dict, label: str = "") -> None:
-    """One line per signature of an export's metadata: its inputs and outputs with shapes."""
-    for key, sig in meta["signatures"].items():
-        ins = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["inputs"].items())
-        outs = ", ".join(f"{n} {v['dtype']}{v['shape']}" for n, v in sig["outputs"].items())
-        print(f"  {label}{key}: {ins} -> {outs}")
-
-
 def check_inputs() -> None:
     """The inputs' problems as one-line usage errors, before TensorFlow is imported: a run
     directory, an export or a missing path as --model_dir, missing files, malformed numbers."""
@@ -122,149 +114,50 @@ def check_inputs() -> None:
         raise app.UsageError(str(e)) from None
 
 
+def export_options():
+    """The given flags as `albert_tf.export.formats.ExportOptions` (every field that is a
+    flag; one left at its default is not given: the format's default applies)."""
+    import dataclasses
+
+    from albert_tf.export.formats import ExportOptions
+    names = [f.name for f in dataclasses.fields(ExportOptions) if f.name in FLAGS]
+    given = {name: FLAGS[name].value for name in names
+             if FLAGS[name].present and FLAGS[name].value not in (None, False)}
+    if "seq_lengths" in given:
+        given["seq_lengths"] = tuple(given["seq_lengths"])   # numbers: `check_inputs`
+    ops = given.get("int8_float_ops")
+    if ops is not None and ops not in ("xnnpack", "none"):
+        given["int8_float_ops"] = [op.strip() for op in ops.split(",") if op.strip()]
+    return ExportOptions(**given)
+
+
 def main(argv) -> None:
     del argv
+    from albert_tf.export import formats
     if not FLAGS.model_dir or not FLAGS.output:
         print("albert-tf-export: error: --model_dir and --output are required.", file=sys.stderr)
         sys.exit(2)
-    if FLAGS.head and FLAGS.format == "saved_model":
-        print("albert-tf-export: error: --head is a TFLite / OpenVINO export option; the "
-              "SavedModel's `encode` signature serves the encoder outputs.", file=sys.stderr)
+    export_format = formats.get(FLAGS.format)
+    options = export_options()
+    problem = export_format.problem(options)   # options it does not take, before values
+    if problem:
+        print(f"albert-tf-export: error: {problem}", file=sys.stderr)
         sys.exit(2)
-    if FLAGS.format in SERVER_FORMATS:     # flags the format does not take, before their values
-        problem = _server_format_problem(FLAGS.format)
-        if problem:
-            print(f"albert-tf-export: error: {problem}", file=sys.stderr)
-            sys.exit(2)
     check_inputs()
-    from albert_tf.export.common import ExportError
+    from albert_tf.export.errors import ExportError
     from albert_tf.outputs import OutputError
+    from albert_tf.export import quantization
+    if (FLAGS.quantization in quantization.names() and not FLAGS.qat_model_dir
+            and quantization.get(FLAGS.quantization).needs_qat_model):
+        # The compression tools' QAT models: importing registers their loader.
+        from albert_tf.compression import qat as _qat  # noqa: F401
     try:
-        if FLAGS.format == "openvino":
-            return _export_openvino()
-        if FLAGS.format == "onnx":
-            return _export_onnx()
-        if FLAGS.format == "saved_model":
-            from albert_tf.export.saved_model import export_saved_model
-            path = export_saved_model(FLAGS.model_dir, FLAGS.output, name=FLAGS.name,
-                                      version=FLAGS.version, overwrite=FLAGS.overwrite,
-                                      vocab_file=FLAGS.vocab_file)
-            print(f"SavedModel written to {path}")
-            print(f"inspect: saved_model_cli show --dir {path} --all")
-            return
-        from albert_tf.export import quantization
-        from albert_tf.export.tflite import export_tflite
-        recipe = quantization.get(FLAGS.quantization)
-        if recipe.needs_qat_model and not FLAGS.qat_model_dir:
-            # The compression tools' QAT models: importing registers their loader.
-            from albert_tf.compression import qat as _qat  # noqa: F401
-        float_ops = FLAGS.int8_float_ops
-        if float_ops not in ("xnnpack", "none"):
-            float_ops = [op.strip() for op in float_ops.split(",") if op.strip()]
-        path = export_tflite(
-            FLAGS.model_dir, FLAGS.output, quantization=FLAGS.quantization,
-            seq_lengths=[int(s) for s in FLAGS.seq_lengths] if FLAGS.seq_lengths else None,
-            batch_size=FLAGS.batch_size, with_tokenizer=FLAGS.with_tokenizer,
-            overwrite=FLAGS.overwrite, vocab_file=FLAGS.vocab_file,
-            calibration_file=FLAGS.calibration_file, data_dir=FLAGS.data_dir,
-            num_calibration=FLAGS.num_calibration, qat_model_dir=FLAGS.qat_model_dir,
-            strict_int8=FLAGS.strict_int8, int8_float_ops=float_ops, head=FLAGS.head,
-            sdk_metadata=FLAGS.sdk_metadata)
+        path = export_format.export(FLAGS.model_dir, FLAGS.output, options)
     except (ExportError, OutputError) as e:
         print(f"albert-tf-export: error: {e}", file=sys.stderr)
         sys.exit(1)
-    with open(os.path.join(path, "metadata.json"), encoding="utf-8") as f:
-        meta = json.load(f)
-    size = os.path.getsize(os.path.join(path, meta["model_file"]))
-    print(f"TFLite model written to {path}/{meta['model_file']} ({size / 1e6:.2f} MB, "
-          f"{meta['quantization']})")
-    _print_signatures(meta, "signature ")
-    if meta.get("sdk"):
-        runners = ", ".join(meta["sdk"]["runners"]) or "no SDK"
-        print(f"  mobile SDK metadata embedded: runs in {runners}; their ids are ours on "
-              f"{meta['sdk']['same_ids_as_albert_tf']}")
-        for runner, why in meta["sdk"].get("not_runners", {}).items():
-            print(f"  not in {runner}: {why}")
-    elif FLAGS.sdk_metadata == "auto" and meta.get("sdk_reason"):
-        print(f"  no mobile SDK metadata: {meta['sdk_reason']}")
-    if meta["custom_ops"]:
-        print(f"  custom ops (register at load time): {meta['custom_ops']}")
-    float_ops = meta["ops"]["float_ops"]
-    if recipe.reports_float_ops:
-        print(f"  ops computing in float: {float_ops or 'none'}")
-
-
-# The server formats: name in messages, int8 method, and the flags each one does not take.
-SERVER_FORMATS = {
-    "openvino": ("An OpenVINO IR", "NNCF post-training quantization", ()),
-    "onnx": ("An ONNX export", "ONNX Runtime dynamic-range quantization, no calibration",
-             ("head", "calibration_file", "num_calibration", "data_dir")),
-}
-
-
-def _server_format_problem(fmt: str) -> str | None:
-    """Why the flags make no sense for --format=openvino / onnx (None: they do)."""
-    from albert_tf.export.openvino import QUANTIZATIONS, WITH_TOKENIZER_REFUSAL
-    what, int8, not_taken = SERVER_FORMATS[fmt]
-    if FLAGS.with_tokenizer:
-        return WITH_TOKENIZER_REFUSAL if fmt == "openvino" else (
-            "--with_tokenizer: ONNX exports take token ids; tokenize with albert_tf (Python: "
-            "albert_tf.export.onnx_runner.OnnxClassifier), or export --format=saved_model for "
-            "raw text in the graph.")
-    if FLAGS.quantization not in QUANTIZATIONS:
-        return (f"--quantization={FLAGS.quantization} is a TFLite recipe; {what[0].lower()}"
-                f"{what[1:]} is {' or '.join(QUANTIZATIONS)} (int8: {int8}).")
-    other = [f"--{name}" for name in ("int8_float_ops", "strict_int8", "qat_model_dir",
-                                      "sdk_metadata", "name", "version", *not_taken)
-             if FLAGS[name].present]
-    if other:
-        return (f"{', '.join(other)}: not an option of --format={fmt}; drop it.")
-    if FLAGS.seq_lengths and len(FLAGS.seq_lengths) > 1:
-        return (f"--seq_lengths={','.join(FLAGS.seq_lengths)}: {what} has one shape: "
-                "pass one length for a static export, or none for dynamic [batch, seq] inputs.")
-    return None
-
-
-def _export_onnx() -> None:
-    from albert_tf.export.onnx import export_onnx
-    path = export_onnx(
-        FLAGS.model_dir, FLAGS.output, quantization=FLAGS.quantization,
-        seq_length=int(FLAGS.seq_lengths[0]) if FLAGS.seq_lengths else None,
-        batch_size=FLAGS.batch_size if FLAGS["batch_size"].present else None,
-        overwrite=FLAGS.overwrite, vocab_file=FLAGS.vocab_file)
-    with open(os.path.join(path, "metadata.json"), encoding="utf-8") as f:
-        meta = json.load(f)
-    size = os.path.getsize(os.path.join(path, meta["model_file"]))
-    print(f"ONNX model written to {path}/{meta['model_file']} ({size / 2**20:.2f} MiB, "
-          f"{meta['quantization']}; fused: {_fused(meta)})")
-    _print_signatures(meta)
-    print("  token ids in: tokenize with albert_tf.export.onnx_runner.OnnxClassifier")
-
-
-def _fused(meta: dict) -> str:
-    ops = meta["ops"]["by_type"]
-    return ", ".join(f"{op} {ops[op]}" for op in ("Attention", "QAttention",
-                                                  "SkipLayerNormalization", "FastGelu",
-                                                  "BiasGelu") if op in ops)
-
-
-def _export_openvino() -> None:
-    from albert_tf.export.openvino import export_openvino
-    path = export_openvino(
-        FLAGS.model_dir, FLAGS.output, quantization=FLAGS.quantization,
-        seq_length=int(FLAGS.seq_lengths[0]) if FLAGS.seq_lengths else None,
-        batch_size=FLAGS.batch_size if FLAGS["batch_size"].present else None,
-        overwrite=FLAGS.overwrite, vocab_file=FLAGS.vocab_file,
-        calibration_file=FLAGS.calibration_file, data_dir=FLAGS.data_dir,
-        num_calibration=FLAGS.num_calibration, head=FLAGS.head)
-    with open(os.path.join(path, "metadata.json"), encoding="utf-8") as f:
-        meta = json.load(f)
-    sizes = sum(os.path.getsize(os.path.join(path, meta[k])) for k in ("model_file",
-                                                                       "weights_file"))
-    print(f"OpenVINO IR written to {path}/{meta['model_file']} (+ {meta['weights_file']}: "
-          f"{sizes / 2**20:.2f} MiB, {meta['quantization']})")
-    _print_signatures(meta)
-    print("  token ids in: tokenize with albert_tf.export.openvino_runner.OpenVinoClassifier")
+    for line in export_format.summary(path):
+        print(line)
 
 
 def run() -> None:

@@ -154,21 +154,17 @@ def main(argv) -> None:
 
     def body():
         from albert_tf import resources, user_inputs
-        from albert_tf.training.tasks import (SQUAD_TASKS, check_task_name, custom_task_type,
-                                              needs_data_dir)
+        from albert_tf.training.tasks import check_task_name, needs_data_dir, resolve_task_type
         config = training_flags.experiment_from_flags(unset_init_defaults(defaults()),
                                                       EXTRA_KEYS)
         # A run directory, an export or a missing path: one line before its files are read.
         user_inputs.init_checkpoint(resources.resolve(config.model.init_checkpoint))
         init_directory_defaults(config)
-        if config.task.name.lower() in SQUAD_TASKS:
-            config.task.type = "squad"
         check_task_name(config.task)
         if needs_data_dir(config.task):
             config.task.data_dir = os.path.abspath(
                 resources.data_dir(config.task.data_dir or None))
-        if config.task.type == "classification":   # a header can ask for another head
-            config.task.type = custom_task_type(config.task) or config.task.type
+        config.task.type = resolve_task_type(config.task)   # SQuAD, a header's head, ...
         run_experiment(config, FLAGS.mode)
 
     sys.exit(main_guard(body))

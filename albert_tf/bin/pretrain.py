@@ -6,6 +6,13 @@ Reads the TFRecords of ``albert-tf-create-pretraining-data``::
         --model_dir=/tmp/albert_mini_imdb --train_files='/tmp/imdb/train-*.tfrecord' \\
         --eval_files=/tmp/imdb/heldout.tfrecord --num_train_steps=2000
 
+or raw text (one sentence per line, a blank line between documents), masked in the input
+pipeline each epoch (dynamic masking, `albert_tf.data.dynamic_masking`)::
+
+    albert-tf-pretrain --config_file=pretrain_albert_mini_imdb \\
+        --model_dir=/tmp/albert_mini_imdb --train_source=text \\
+        --train_files=$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt --num_train_steps=2000
+
 Any experiment key can be set with ``--params_override=trainer.train_steps=100,...``;
 ``--distribution_strategy={one_device,mirrored,multi_worker_mirrored,tpu}``.
 The run resumes from the latest checkpoint of ``--model_dir``; the final weights are
@@ -28,14 +35,24 @@ def define_flags() -> None:
     """Defines the flags. Called by `run`, not at import: every binary shares absl's
     one flag registry, and several define the same names."""
     training_flags.define_common_flags()
-    flags.DEFINE_string("train_files", None, "Training TFRecord pattern(s), comma-separated.")
-    flags.DEFINE_string("eval_files", None, "Held-out TFRecord pattern(s) for evaluation.")
+    flags.DEFINE_string("train_files", None, "Training TFRecord pattern(s), comma-separated "
+                        "(raw text files with --train_source=text).")
+    flags.DEFINE_string("eval_files", None, "Held-out TFRecord pattern(s) for evaluation "
+                        "(raw text files with --eval_source=text).")
+    flags.DEFINE_enum("train_source", None, ["records", "text"],
+                      "--train_files are TFRecords of albert-tf-create-pretraining-data "
+                      "(records, the default) or raw text masked in the input pipeline "
+                      "(text): task.train_data.source.")
+    flags.DEFINE_enum("eval_source", None, ["records", "text"],
+                      "The kind of --eval_files: task.validation_data.source.")
     flags.DEFINE_integer("max_predictions_per_seq", None, "Masked positions per sequence.")
 
 
 EXTRA_KEYS = {"train_files": "task.train_data.input_path",
               "eval_files": "task.validation_data.input_path",
-              "max_predictions_per_seq": "task.max_predictions_per_seq"}
+              "max_predictions_per_seq": "task.max_predictions_per_seq",
+              "train_source": "task.train_data.source",
+              "eval_source": "task.validation_data.source"}
 
 
 def defaults():

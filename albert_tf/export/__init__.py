@@ -1,6 +1,14 @@
 """Export: SavedModel for TF Serving, TFLite for phones and CPUs, OpenVINO IR and ONNX (for
 ONNX Runtime) for x86 servers (``albert-tf-export``).
 
+    from albert_tf.export import ExportOptions, export
+    export("tflite", "runs/sst2", "edge/sst2_int8", ExportOptions(quantization="int8"))
+    export("onnx", "runs/sst2", "server/sst2_ort", ExportOptions(quantization="int8"))
+
+Every format takes the same arguments through `albert_tf.export.formats` (the format
+registry: ``--format`` and ``--quantization`` choices, what each format takes, its one-line
+refusals, its runner). The per-format functions underneath stay public:
+
     from albert_tf.export import export_openvino, export_saved_model, export_tflite
     export_saved_model("runs/sst2", "serving")              # serving/sst2/1/
     export_tflite("runs/sst2", "edge/sst2_int8", quantization="int8")
@@ -21,6 +29,9 @@ Submodules import TensorFlow; `albert_tf.export.metadata` and the runners do not
 from albert_tf.lazy import lazy_exports
 
 _EXPORTS = {
+    "export": "albert_tf.export.formats",
+    "ExportOptions": "albert_tf.export.formats",
+    "open_runner": "albert_tf.export.runner",
     "ExportError": "albert_tf.export.common",
     "load_source": "albert_tf.export.common",
     "export_saved_model": "albert_tf.export.saved_model",

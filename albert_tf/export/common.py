@@ -19,15 +19,12 @@ from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import (TASK_FILE, CheckpointError, TaskInfo,
                                    load_config_from_dir, load_task_model, restore_weights)
 from albert_tf.config import AlbertConfig
+from albert_tf.export.errors import ExportError, export_inputs  # noqa: F401  (public here)
 from albert_tf.text import vocabulary as vocab_lib
 
 # Longest answer (in tokens) considered when decoding spans in-graph.
 MAX_ANSWER_LENGTH = heads_lib.MAX_ANSWER_LENGTH
 best_spans = heads_lib.best_spans
-
-
-class ExportError(ValueError):
-    """The model directory or the requested export is unusable; the message says why."""
 
 
 @dataclasses.dataclass
@@ -149,12 +146,3 @@ def task_outputs(source: ExportSource, outputs: dict[str, tf.Tensor],
                  features: dict[str, tf.Tensor], sep_id: int) -> dict[str, tf.Tensor]:
     """The task outputs of a model call (tensors only; strings are added by the caller)."""
     return source.head.outputs(source, outputs, features, sep_id)
-
-
-def export_inputs(model_dir: str, vocab_file: str | None = None,
-                  calibration_file: str | None = None,
-                  qat_model_dir: str | None = None) -> list[tuple[str, str | None]]:
-    """The ``(flag, path)`` inputs of an export, which its ``--output`` may not equal,
-    contain or lie inside (`albert_tf.outputs.check_output`)."""
-    return [("--model_dir", model_dir), ("--vocab_file", vocab_file),
-            ("--calibration_file", calibration_file), ("--qat_model_dir", qat_model_dir)]

@@ -53,7 +53,6 @@ from albert_tf.export import server_checks as checks
 
 _error = checks.export_error
 
-QUANTIZATIONS = ("none", "int8")
 MODEL_FILE = meta_lib.ONNX_MODEL_FILE              # model.onnx
 SIGNATURE = "serving_default"
 OPSET = 17                  # LayerNormalization
@@ -318,8 +317,7 @@ def export_onnx(model_dir: str, output: str, quantization: str = "none",
     """
     from albert_tf import outputs
     from albert_tf.export.common import export_inputs, load_source
-    checks.check_request("an ONNX export", quantization, QUANTIZATIONS,
-                         "ONNX Runtime dynamic-range quantization", batch_size)
+    checks.check_request("onnx", quantization, batch_size)
     inputs = export_inputs(model_dir, vocab_file)
     outputs.check_output(output, inputs=inputs, overwrite=overwrite)
     require("onnx", *(["onnxruntime"] if quantization == "int8" else []))

@@ -50,18 +50,10 @@ from albert_tf.export.quantization import DEFAULT_CALIBRATION_SIZE
 
 _error = checks.export_error
 
-QUANTIZATIONS = ("none", "int8")
 MODEL_FILE = meta_lib.OPENVINO_MODEL_FILE          # model.xml
 WEIGHTS_FILE = "model.bin"
 SIGNATURE = "serving_default"
 PIP_FIX = "pip install 'albert-tf[openvino]'"
-WITH_TOKENIZER_REFUSAL = (
-    "--with_tokenizer: OpenVINO exports take token ids; tokenize with albert_tf (Python: "
-    "albert_tf.export.openvino_runner.OpenVinoClassifier) - openvino-tokenizers' SentencePiece "
-    "conversion differs from the sentencepiece library around user-defined symbols (243 of "
-    "875 texts: SST-2 dev and 3 probes got other ids), and our tf-text tokenizer graphs "
-    "do not convert (no OpenVINO conversion for FastSentencepieceTokenize, "
-    "SentencepieceTokenizeOp, UnicodeDecode/Encode, RaggedGather, DenseBincount).")
 
 
 def require(*packages: str) -> None:
@@ -173,8 +165,7 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     """
     from albert_tf import outputs
     from albert_tf.export.common import export_inputs, load_source, with_export_head
-    checks.check_request("an OpenVINO export", quantization, QUANTIZATIONS,
-                         "NNCF post-training quantization", batch_size)
+    checks.check_request("openvino", quantization, batch_size)
     inputs = export_inputs(model_dir, vocab_file, calibration_file)
     outputs.check_output(output, inputs=inputs, overwrite=overwrite)
     require("openvino", *(["nncf"] if quantization == "int8" else []))

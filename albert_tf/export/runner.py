@@ -229,3 +229,24 @@ class IdExportRunner(ExportRunner):
 
     def bucket_length(self, key: str) -> int:
         return dict((k, s) for s, k in self.buckets)[key]
+
+
+def open_runner(model: str, num_threads: int = 2, xnnpack: bool = True, flag: str = "--model"):
+    """The runner of the export at ``model``, raw text in and the same answers out: its
+    format's runner (`albert_tf.export.formats`: ``TFLiteRunner``, ``OnnxClassifier``,
+    ``OpenVinoClassifier``). Anything else (a SavedModel, a model directory, a missing
+    path, an export whose runtime is not installed) is an `albert_tf.user_inputs.InputError`
+    naming what to do. ``xnnpack``: TFLite's delegate (the other runtimes have none)."""
+    import importlib
+
+    from albert_tf import user_inputs
+    from albert_tf.export import formats
+    kind = user_inputs.edge_export(model, flag)     # a format name
+    export_format = formats.get(kind)
+    module, name = export_format.runner.split(":")
+    if not export_format.runtime:     # the base install's runtime (LiteRT)
+        return getattr(importlib.import_module(module), name)(model, num_threads, xnnpack)
+    try:
+        return getattr(importlib.import_module(module), name)(model, threads=num_threads)
+    except ImportError as e:          # installed but broken, or shadowed
+        raise user_inputs.missing_runtime(model, kind, flag, e) from None

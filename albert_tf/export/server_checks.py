@@ -8,7 +8,7 @@ import importlib
 
 
 def export_error(message: str) -> Exception:
-    from albert_tf.export.common import ExportError   # imports TensorFlow: only on errors
+    from albert_tf.export.errors import ExportError
     return ExportError(message)
 
 
@@ -23,13 +23,16 @@ def require(export_name: str, pip_fix: str, *packages: str) -> None:
                                f"({e.__class__.__name__}: {e}): {pip_fix}.") from None
 
 
-def check_request(what: str, quantization: str, quantizations, int8: str,
-                  batch_size: int | None) -> None:
-    """The quantization and static batch size of a server export
-    (``what``: "an OpenVINO export"; ``int8``: how its int8 is made)."""
-    if quantization not in quantizations:
-        raise export_error(f"--quantization={quantization!r}: {what} is one of "
-                           f"{tuple(quantizations)} (int8: {int8}).")
+def check_request(format_name: str, quantization: str, batch_size: int | None) -> None:
+    """The quantization and static batch size of a server export (``format_name``: its
+    `albert_tf.export.formats` record names the choices and how its int8 is made)."""
+    from albert_tf.export import formats
+    export_format = formats.get(format_name)
+    if quantization not in export_format.quantizations():
+        raise export_error(f"--quantization={quantization!r}: {export_format.title[0].lower()}"
+                           f"{export_format.title[1:]} is one of "
+                           f"{export_format.quantizations()} (int8: "
+                           f"{export_format.int8_method}).")
     if batch_size is not None and batch_size < 1:
         raise export_error(f"--batch_size must be >= 1, got {batch_size}.")
 

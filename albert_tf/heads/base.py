@@ -1,5 +1,34 @@
 """`TaskHead`: what every head of the registry (`albert_tf.task_heads`) declares, and the
-defaults a head inherits; the registry's module docstring lists the parts."""
+defaults a head inherits.
+
+One `TaskHead` subclass per head owns:
+
+=======================  ==============================================================
+``build_model``          the Keras task model (a builder of `albert_tf.models.task_models`)
+``task_type`` /          the training task (``task.type`` of the experiment) and the
+``training_task``        `albert_tf.training.tasks.Task` that trains it (loss, metrics,
+                         features and labels); named by ``"module:Class"`` so that the
+                         heads import no training code
+``text_inputs`` /        the SavedModel serving signature: raw-text input names and shapes,
+``text_shape`` /         how they are tokenized, and the outputs (tensors and strings)
+``tokenize`` /
+``outputs`` /
+``serving_strings``
+``lite_outputs``         the outputs of the TFLite id signatures (``[batch, seq]`` ids in)
+``sdk_outputs`` /        the outputs a mobile-SDK-shaped TFLite export keeps (with their
+``sdk_runners`` /        metadata descriptions), the SDK tasks that run it, and whether its
+``sdk_label_scores``     output is label scores (`albert_tf.export.sdk_metadata`); empty: none
+``onnx_outputs``         the outputs of the ONNX export (`albert_tf.export.onnx` registers
+                         the graph of each head that has them); empty: no ONNX export
+``keras_hub_task`` /     the keras-hub task that computes the head exactly, and our Dense
+``keras_hub_dense``      layer that is its ``logits`` (`albert_tf.interop.keras_hub`)
+``hf_task`` /            the Hugging Face class (``AlbertFor...``/``BertFor...``) that computes
+``hf_dense`` /           the head exactly, our Dense layer that is its Linear, that Linear's
+``hf_linear``            name, and its ``problem_type`` (`albert_tf.interop.hf_tasks`)
+``runner_rows`` /        the export runners (`albert_tf.export.runner`): which packed rows one
+``decode``               example becomes, and how their outputs become the answer
+=======================  ==============================================================
+"""
 
 from __future__ import annotations
 
@@ -13,6 +42,16 @@ def lazy_tf():
     """TensorFlow, imported on first use (the runner imports the heads without it)."""
     from albert_tf.backend import tf
     return tf
+
+
+def softmax_and_argmax(logits, id_name: str = "label_id") -> dict:
+    """``{"probabilities": softmax [..., n] float32, id_name: argmax [...] int32}`` of the
+    logits (any float dtype) over their last axis: the serving outputs of the heads that
+    pick one of n (labels, tags, choices)."""
+    tf = lazy_tf()
+    logits = tf.cast(logits, tf.float32)
+    return {"probabilities": tf.nn.softmax(logits, axis=-1),
+            id_name: tf.cast(tf.argmax(logits, axis=-1), tf.int32)}
 
 
 class TaskHead:

@@ -252,13 +252,14 @@ def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_di
                 f"--output={out}", f"--data_dir={config.data_dir}", "--overwrite"),
                 collect=lambda out=out: {"export_dir": out}, needs=(needs,)),
             Stage(f"score_{name}", python_module(
-                "albert_tflite.evaluate", f"--model={out}", f"--task={config.finetune.task}",
+                "albert_tf.export.evaluate", f"--model={out}", f"--task={config.finetune.task}",
                 f"--data_dir={config.data_dir}", f"--threads={export.threads}",
                 f"--json={scores}"),
                 collect=lambda p=scores: _read_json(p)[0], needs=(f"export_{name}",)),
             Stage(f"time_{name}", python_module(
-                "albert_tflite.benchmark", f"--model={out}", f"--threads={export.threads}",
-                "--runs=30", f"--min_seconds={export.timing_seconds}", f"--json={timing}"),
+                "albert_tf.benchmark.tflite_export", f"--model={out}",
+                f"--threads={export.threads}", "--runs=30",
+                f"--min_seconds={export.timing_seconds}", f"--json={timing}"),
                 collect=lambda p=timing: _read_json(p)[0], needs=(f"export_{name}",)),
         ]
     return stages
@@ -328,6 +329,7 @@ def compression_stages(config: PipelineConfig, paths: Paths, model: str) -> list
 
 def collect_artifacts(config: PipelineConfig, runner: StageRunner) -> list[Artifact]:
     """Every exported TFLite model with its dev accuracy, latency and file size."""
+    from albert_tf.benchmark import targets
     artifacts = []
     results = runner.results()
     for name, result in results.items():
@@ -343,7 +345,8 @@ def collect_artifacts(config: PipelineConfig, runner: StageRunner) -> list[Artif
         model_file = os.path.join(export["export_dir"], "model.tflite")
         artifacts.append(Artifact(
             name=f"{candidate}/{quantization}", model=model, method=method or "dense",
-            runtime=f"tflite_{quantization}", accuracy=float(result["accuracy"]),
+            runtime=targets.export_label("tflite", quantization),
+            accuracy=float(result["accuracy"]),
             latency_ms=float(timing["median_ms"]),
             size_mib=os.path.getsize(model_file) / 2**20))
     return artifacts
@@ -375,7 +378,7 @@ def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) 
                                  "dev_accuracy": chosen.accuracy,
                                  "latency_ms": chosen.latency_ms, "size_mib": chosen.size_mib,
                                  "rule": rule})
-        return python_module("albert_tflite.evaluate", f"--model={export_dir}",
+        return python_module("albert_tf.export.evaluate", f"--model={export_dir}",
                              f"--task={config.finetune.task}", f"--data_dir={config.data_dir}",
                              f"--threads={config.export.threads}", "--split=test",
                              f"--json={scores}")

@@ -25,7 +25,7 @@ class Artifact:
     name: str          # e.g. "albert_small+prune0.8/dynamic"
     model: str         # the pretrained model size it came from
     method: str        # dense, prune0.8, structured, distill, qat
-    runtime: str       # keras, tflite_float, tflite_dynamic, tflite_int8...
+    runtime: str       # `albert_tf.benchmark.targets.export_label`: tflite_int8, ...
     accuracy: float    # dev accuracy in [0, 1]
     latency_ms: float  # batch 1, fixed sequence length, 2 threads
     size_mib: float    # file size (gzip size for sparse models where noted)

@@ -106,12 +106,24 @@ class DataConfig:
     """One input split.
 
     Attributes:
-      input_path: file pattern(s) of pretraining TFRecords (comma-separated), or, for
-        finetuning, unused (the task reads ``task.data_dir``).
+      input_path: file pattern(s) of pretraining TFRecords (comma-separated), or of raw
+        text with ``source: text``, or, for finetuning, unused (the task reads
+        ``task.data_dir``).
       global_batch_size: examples per step over all replicas.
       is_training: shuffle and repeat.
-      shuffle_seed: seed of the shuffle (defaults to ``runtime.seed``).
+      shuffle_seed: seed of the shuffle (defaults to ``runtime.seed``); with ``source:
+        text`` also of the masking.
       split: finetuning split for this input (``train``, ``dev``, ``test``).
+      source: pretraining: ``records`` (the TFRecords of
+        ``albert-tf-create-pretraining-data``) or ``text`` (raw text, one sentence per
+        line, a blank line between documents, made into SOP pairs and masked in the input
+        pipeline each epoch: `albert_tf.data.dynamic_masking`; vocabulary and casing from
+        ``task.vocab_file`` / ``task.do_lower_case``, lengths from
+        ``task.max_seq_length`` / ``task.max_predictions_per_seq``).
+      masked_lm_prob / short_seq_prob / ngram / do_whole_word_mask /
+        favor_shorter_ngram / split_sentences: ``source: text`` only, the flags of
+        ``albert-tf-create-pretraining-data`` of the same names.
+      shuffle_buffer: pretraining: instances in the shuffle buffer when training.
     """
 
     input_path: str = ""
@@ -119,6 +131,14 @@ class DataConfig:
     is_training: bool = True
     shuffle_seed: typing.Optional[int] = None
     split: str = "train"
+    source: str = "records"
+    masked_lm_prob: float = 0.15
+    short_seq_prob: float = 0.1
+    ngram: int = 3
+    do_whole_word_mask: bool = True
+    favor_shorter_ngram: bool = False
+    split_sentences: bool = True
+    shuffle_buffer: int = 10_000
 
 
 @dataclasses.dataclass
@@ -308,6 +328,17 @@ def validate(config: ExperimentConfig) -> None:
                        ("task.max_seq_length", config.task.max_seq_length),
                        ("optimizer.learning_rate", config.optimizer.learning_rate)]:
         hyperparams.check_positive(key, value)
+    for name in ("train_data", "validation_data", "predict_data"):
+        data = getattr(config.task, name)
+        check(f"task.{name}.source", data.source, ("records", "text"))
+        hyperparams.check_positive(f"task.{name}.ngram", data.ngram)
+        hyperparams.check_positive(f"task.{name}.shuffle_buffer", data.shuffle_buffer)
+        if not 0.0 <= data.masked_lm_prob < 1.0:
+            raise ConfigValueError(f"task.{name}.masked_lm_prob: must be in [0, 1), got "
+                                   f"{data.masked_lm_prob!r}.")
+        if not 0.0 <= data.short_seq_prob <= 1.0:
+            raise ConfigValueError(f"task.{name}.short_seq_prob: must be in [0, 1], got "
+                                   f"{data.short_seq_prob!r}.")
     loss_scale = config.runtime.loss_scale
     if loss_scale != "dynamic":
         try:

@@ -148,7 +148,8 @@ class Task:
 # ----------------------------------------------------------------------- pretraining
 class PretrainingTask(Task):
     """Masked LM + sentence-order prediction on the TFRecords of
-    ``albert-tf-create-pretraining-data``."""
+    ``albert-tf-create-pretraining-data`` (``task.train_data.source: records``) or on raw
+    text masked in the input pipeline (``source: text``)."""
 
     main_metric = "mlm_loss"
     main_metric_comp = "lower"
@@ -171,17 +172,73 @@ class PretrainingTask(Task):
                 self._vocab_or_none() if self.config.task.vocab_file else None)
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
-        from albert_tf.data.pretraining import pretraining_dataset
-        files = _expand_files(data_config.input_path)
         task = self.config.task
         seed = data_config.shuffle_seed
         if seed is None:
             seed = self.config.runtime.seed
+        if getattr(data_config, "source", "records") == "text":
+            return self._text_inputs(data_config, seed, input_context)
+        from albert_tf.data.pretraining import pretraining_dataset
+        files = _expand_files(data_config.input_path)
         # batch_size is global: the data module divides it per replica.
         return pretraining_dataset(
             files, data_config.global_batch_size, task.max_seq_length,
             task.max_predictions_per_seq, is_training=data_config.is_training, seed=seed,
-            input_context=input_context)
+            input_context=input_context,
+            shuffle_buffer=getattr(data_config, "shuffle_buffer", 10_000))
+
+    def _text_inputs(self, data_config, seed, input_context) -> tf.data.Dataset:
+        """``source: text``: raw text masked in the input pipeline
+        (`albert_tf.data.dynamic_masking`), the task's vocabulary and lengths."""
+        from albert_tf.data.dynamic_masking import TextDataError, text_pretraining_dataset
+        from albert_tf.data.pretraining_data import PretrainingConfig
+
+        task = self.config.task
+        vocab = self.vocab_file()
+        if not os.path.exists(vocab):
+            raise FileNotFoundError(f"vocab_file {vocab!r} does not exist; source=text "
+                                    f"needs --params_override=task.vocab_file="
+                                    f"{VOCAB_FILE_HINT}.")
+        if not data_config.input_path:
+            raise TextDataError("task.train_data.input_path is empty: source=text needs the "
+                                "raw text files (--train_files=PATTERN)")
+        patterns = ",".join(resolve_path(p.strip()) for p in data_config.input_path.split(",")
+                            if p.strip())
+        config = PretrainingConfig(
+            max_seq_length=task.max_seq_length,
+            max_predictions_per_seq=task.max_predictions_per_seq,
+            masked_lm_prob=data_config.masked_lm_prob, short_seq_prob=data_config.short_seq_prob,
+            ngram=data_config.ngram, do_lower_case=task.do_lower_case,
+            do_whole_word_mask=data_config.do_whole_word_mask,
+            favor_shorter_ngram=data_config.favor_shorter_ngram,
+            split_sentences=data_config.split_sentences)
+        try:
+            config.validate()
+        except ValueError as e:
+            raise ConfigValueError(f"task (source=text): {e}") from None
+        masker = self._text_masker(vocab, config)
+        return text_pretraining_dataset(
+            patterns, vocab, data_config.global_batch_size, config,
+            is_training=data_config.is_training, seed=seed, input_context=input_context,
+            shuffle_buffer=data_config.shuffle_buffer, masker=masker)
+
+    def _text_masker(self, vocab: str, config):
+        """One `DynamicMasker` per vocabulary and settings (each input pipeline of a
+        distributed run calls `build_inputs`); checks the vocabulary against the model."""
+        from albert_tf.data.dynamic_masking import DynamicMasker
+        cache = self.__dict__.setdefault("_maskers", {})
+        key = (vocab, repr(config))
+        if key not in cache:
+            masker = DynamicMasker(vocab, config)
+            rows = self.albert_config.vocab_size
+            if masker.vocab_size > rows:
+                raise ConfigValueError(
+                    f"task.vocab_file={vocab} has {masker.vocab_size} tokens but the model's "
+                    f"embedding has {rows} rows (model.vocab_size): source=text would feed "
+                    "ids past it; use the model's vocabulary or model.vocab_size="
+                    f"{masker.vocab_size}.")
+            cache[key] = masker
+        return cache[key]
 
     def features(self, inputs) -> dict:
         return {k: inputs[k] for k in MODEL_INPUTS + ("masked_lm_positions",)}
@@ -500,6 +557,25 @@ def custom_task_type(task) -> str | None:
     except (data_tasks.TaskDataError, resources.DataDirError):
         return None
     return data_tasks.detect_task_type(train)
+
+
+def resolve_task_type(task) -> str:
+    """The ``task.type`` that trains ``task`` (the ``task`` section of a finetuning
+    experiment), decided once here for albert-tf-finetune:
+
+    - a SQuAD task name (`SQUAD_TASKS`, any case): ``squad``, whatever the type says;
+    - the default type ``classification`` on a custom task whose train file's header asks
+      for another head (`custom_task_type`: multiple choice, token classification): that
+      head's type;
+    - else ``task.type`` as given (an explicit ``task.type`` is kept).
+
+    Relative custom files are read from ``task.data_dir``: resolve it first.
+    """
+    if (task.name or "").lower() in SQUAD_TASKS:
+        return "squad"
+    if task.type == "classification":
+        return custom_task_type(task) or task.type
+    return task.type
 
 
 class MultipleChoiceTask(ClassificationTask):

@@ -1,6 +1,6 @@
 """Finetunes a small ALBERT on SST-2 (train split only) for the export must-show measurements.
 
-    nice -n 10 .venv/bin/python benchmarks/export/finetune_sst2.py --output=/tmp/sst2_mini
+    make figures NAME=export-finetune-sst2 ARGS=--output=/tmp/sst2_mini
 
 The model is ``albert_mini`` (H=128, L=4, 8k vocabulary) trained from random initialization
 (no pretrained checkpoint of that size ships with the project), batches padded to their
@@ -50,7 +50,26 @@ def batches(encoded: list[list[int]], labels: list[int], batch_size: int, max_le
                np.array([labels[i] for i in chunk], np.int32))
 
 
-def main() -> None:
+def train_step_fn(model, optimizer, clip_norm: float | None = None):
+    """One compiled SST-2 training step of ``model`` (logits, sparse cross-entropy), the
+    gradients clipped to ``clip_norm`` (global norm) when given."""
+    import albert_tf
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    spec = {n: tf.TensorSpec([None, None], tf.int32) for n in albert_tf.INPUT_NAMES}
+
+    @tf.function(input_signature=[spec, tf.TensorSpec([None], tf.int32)])
+    def train_step(features, labels):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(features, training=True)["logits"])
+        grads = tape.gradient(loss, model.trainable_variables)
+        if clip_norm is not None:
+            grads, _ = tf.clip_by_global_norm(grads, clip_norm)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+    return train_step
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", required=True)
     parser.add_argument("--data_dir", default=os.path.join(ROOT, "..", "shared", "data"))
@@ -59,7 +78,7 @@ def main() -> None:
     parser.add_argument("--batch_size", type=int, default=64)
     parser.add_argument("--learning_rate", type=float, default=5e-4)
     parser.add_argument("--max_seq_length", type=int, default=128)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     import albert_tf
     from albert_tf.checkpoints import TaskInfo
@@ -77,18 +96,8 @@ def main() -> None:
     model = albert_tf.build_classifier(config, num_classes=2)
     steps = args.epochs * ((len(train) + args.batch_size - 1) // args.batch_size)
     schedule = keras.optimizers.schedules.PolynomialDecay(args.learning_rate, steps, 0.0)
-    optimizer = keras.optimizers.Adam(schedule)
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    train_step = train_step_fn(model, keras.optimizers.Adam(schedule), clip_norm=1.0)
     spec = {n: tf.TensorSpec([None, None], tf.int32) for n in albert_tf.INPUT_NAMES}
-
-    @tf.function(input_signature=[spec, tf.TensorSpec([None], tf.int32)])
-    def train_step(features, labels):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(labels, model(features, training=True)["logits"])
-        grads = tape.gradient(loss, model.trainable_variables)
-        grads, _ = tf.clip_by_global_norm(grads, 1.0)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
 
     @tf.function(input_signature=[spec])
     def predict(features):
@@ -117,7 +126,3 @@ def main() -> None:
     albert_tf.save_model_dir(model, args.output, config=config, task_info=task_info,
                              vocab_file=VOCAB)
     print(f"saved {args.output}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Op-by-op: which int8 ops of an ALBERT-base layer XNNPACK runs, and what each costs.
 
-    nice -n 10 .venv/bin/python benchmarks/export/int8_ops.py [--threads=2] [--json=out.json]
+    nice -n 10 .venv/bin/python benchmarks/figures.py export-int8-ops [--threads=2] [--json=out.json]
 
 LiteRT's Python API has no op profiler, so every op type of the full-integer ALBERT graph is
 converted on its own (ALBERT-base shapes, seq 128, batch 1; int8 inputs and outputs so that
@@ -16,11 +16,11 @@ import argparse
 import collections
 import json
 import os
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
+from bench_common import median_invoke_ms  # noqa: E402
 
 from albert_tf.backend import keras, tf  # noqa: E402
 
@@ -75,14 +75,7 @@ def time_model(content: bytes, threads: int, delegate: bool, runs: int = 30):
     delegated = sum(op["op_name"] == "DELEGATE" for op in it._get_ops_details())
     for d in it.get_input_details():
         it.set_tensor(d["index"], np.ones(d["shape"], d["dtype"]))
-    for _ in range(3):
-        it.invoke()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        it.invoke()
-        times.append((time.perf_counter() - t) * 1e3)
-    return float(np.median(times)), delegated
+    return median_invoke_ms(it.invoke, runs), delegated
 
 
 def model_op_counts(path: str) -> collections.Counter:
@@ -90,11 +83,11 @@ def model_op_counts(path: str) -> collections.Counter:
     return collections.Counter({k: sum(v.values()) for k, v in op_report(path)["ops"].items()})
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", default=None)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = []
     print(f"{'op (ALBERT-base shapes, seq 128)':28s} {'f32 xnn':>8s} {'i8 xnn':>8s} "
           f"{'i8 builtin':>10s}  int8 delegated")
@@ -109,7 +102,3 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Latency of several exports, interleaved so that machine load hits all of them alike.
 
-    nice -n 10 .venv/bin/python benchmarks/export/latency.py --threads=2 --rounds=5 \\
+    nice -n 10 .venv/bin/python benchmarks/figures.py export-latency --threads=2 --rounds=5 \\
         --model=float32=/tmp/edge/float32 --model=int8=/tmp/edge/int8 ... [--json=out.json]
 
 Each round runs every model ``--runs`` times (after a warmup) at its first signature
@@ -21,14 +21,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 import numpy as np  # noqa: E402
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", action="append", required=True, help="name=export_dir")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", default=None)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     from albert_tf.export.metadata import read_metadata
     from albert_tflite.benchmark import _inputs
@@ -66,7 +66,3 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"threads": args.threads, "results": results}, f, indent=2)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,7 @@
 """A short quantization-aware finetune of the SST-2 model, to check the ``qat`` export path.
 
-    nice -n 10 .venv/bin/python benchmarks/export/qat_sst2.py --model_dir=/tmp/sst2_mini \\
-        --output=/tmp/sst2_mini/qat [--steps=400]
+    make figures NAME=export-qat-sst2 ARGS="--model_dir=/tmp/sst2_mini \\
+        --output=/tmp/sst2_mini/qat [--steps=400]"
 
 Wraps the finetuned model with the compression tools' TF-MOT quantize configs
 (`albert_tf.compression.qat.quantize_model`), trains ``--steps`` batches of SST-2 *train* and
@@ -17,38 +17,27 @@ import random
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--output", required=True)
     parser.add_argument("--data_dir", default=os.path.join(ROOT, "..", "shared", "data"))
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--learning_rate", type=float, default=2e-5)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
-    from albert_tf.backend import keras, tf
+    from albert_tf.backend import keras
     from albert_tf.checkpoints import load_task_model
     from albert_tf.compression.qat import quantize_model
     from albert_tf.text.tokenizer import AlbertTokenizer
-    from finetune_sst2 import batches, read_sst2
+    from finetune_sst2 import batches, read_sst2, train_step_fn
 
     model, info = load_task_model(args.model_dir)
     qat = quantize_model(model)
     tok = AlbertTokenizer(os.path.join(args.model_dir, "vocab.model"))
     train = read_sst2(os.path.join(args.data_dir, "glue", "SST-2", "train.tsv"))
     ids = [tok.encode(t) for t, _ in train]
-    optimizer = keras.optimizers.Adam(args.learning_rate)
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    spec = {n: tf.TensorSpec([None, None], tf.int32)
-            for n in ("input_word_ids", "input_mask", "input_type_ids")}
-
-    @tf.function(input_signature=[spec, tf.TensorSpec([None], tf.int32)])
-    def step(features, labels):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(labels, qat(features, training=True)["logits"])
-        grads = tape.gradient(loss, qat.trainable_variables)
-        optimizer.apply_gradients(zip(grads, qat.trainable_variables))
-        return loss
+    step = train_step_fn(qat, keras.optimizers.Adam(args.learning_rate))
 
     rng = random.Random(0)
     n = 0
@@ -63,7 +52,3 @@ def main() -> None:
                 break
     qat.save(args.output, include_optimizer=False)
     print(f"saved {args.output}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """SST-2 dev accuracy of the x86-server exports against the Keras float model (issue 19).
 
-    .venv/bin/python benchmarks/export/server_exports_sst2.py \
+    .venv/bin/python benchmarks/figures.py server-exports-sst2 \
         --model_dir=runs/quick/finetune/albert_mini/best --work_dir=/tmp/server_exports
 
 Exports the model as ONNX (float32 and ONNX Runtime dynamic int8) and, with ``--openvino``,
@@ -39,14 +39,14 @@ def keras_labels(model_dir: str, sentences: list[str]) -> list[int]:
     return labels
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--work_dir", required=True)
     parser.add_argument("--data_dir", default=None)
     parser.add_argument("--openvino", action="store_true", help="also the OpenVINO IR")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from albert_tf.benchmark.end_to_end import load_sst2_dev, sst2_dev_file
     from albert_tf.export.onnx import export_onnx
     from albert_tf.export.onnx_runner import OnnxClassifier
@@ -79,7 +79,3 @@ def main() -> None:
             "points_vs_keras": 100 * (accuracy - keras_accuracy),
             "labels_equal_to_keras": sum(a == b for a, b in zip(labels, reference)) / len(gold)}
     print(json.dumps(report, indent=1))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,9 +1,11 @@
 """The export must-show measurements on a model finetuned on SST-2 (issue 7).
 
-    nice -n 10 .venv/bin/python benchmarks/export/finetune_sst2.py --output=/tmp/sst2_mini
-    nice -n 10 .venv/bin/python benchmarks/export/qat_sst2.py --model_dir=/tmp/sst2_mini \
+    make figures NAME=export-must-show    # the three steps below, in $ALBERT_TF_EXPORT_WORK
+
+    nice -n 10 .venv/bin/python benchmarks/figures.py export-finetune-sst2 --output=/tmp/sst2_mini
+    nice -n 10 .venv/bin/python benchmarks/figures.py export-qat-sst2 --model_dir=/tmp/sst2_mini \
         --output=/tmp/sst2_mini/qat          # for the QAT row
-    nice -n 10 .venv/bin/python benchmarks/export/sst2_must_show.py --model_dir=/tmp/sst2_mini \\
+    nice -n 10 .venv/bin/python benchmarks/figures.py export-sst2-must-show --model_dir=/tmp/sst2_mini \\
         --work_dir=/tmp/export_must_show [--base] [--json=results.json]
 
 1. SavedModel (TF Serving layout) loaded in a fresh process that imports only tensorflow and
@@ -61,7 +63,7 @@ def keras_probabilities(model, tok, texts, seq: int) -> np.ndarray:
     return np.concatenate(out)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--work_dir", default="/tmp/export_must_show")
@@ -69,7 +71,7 @@ def main() -> None:
     parser.add_argument("--base", action="store_true", help="also time ALBERT-base shapes")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", default=None)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     import albert_tf
     from albert_tf.data.task_data import load_task
@@ -214,7 +216,3 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
     log(json.dumps(results, indent=2))
-
-
-if __name__ == "__main__":
-    main()

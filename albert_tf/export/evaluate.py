@@ -1,0 +1,163 @@
+"""Accuracy of an export (TFLite, ONNX or OpenVINO) on a task split: the task's metric.
+
+    from albert_tf.export.evaluate import evaluate
+    evaluate("edge/sst2_int8", "sst2", data_dir)   # {'accuracy': 0.91, 'examples': 872, ...}
+
+    python -m albert_tf.export.evaluate --model=edge/sst2_int8 --task=sst2 --json=scores.json
+    python -m albert_tf.export.evaluate --model=edge/final --task=sst2 --split=test   # once
+
+Classification: accuracy (and Matthews correlation for CoLA); regression: Pearson and
+Spearman. The dev split by default; ``--split=test`` is for the final report of a model
+chosen on dev (`albert_tf.pipeline.driver` does this once), never for choosing.
+``--data_dir`` defaults to ``$ALBERT_TF_DATA_DIR``. ``--json`` writes a list with one result
+dict per ``--model`` (``accuracy`` ..., ``model``, ``task``, ``split``, ``examples``,
+``quantization``, ``seconds``), which the pipeline reads.
+
+`albert_tf.export.runner.open_runner` picks the runner of an export. The
+``albert-tflite-evaluate`` CLI (``albert_tflite.evaluate``) is this module's `main`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from albert_tf import cli
+from albert_tf.export.runner import open_runner
+
+
+SPLITS = ("dev", "test")
+
+
+def load_split(task: str, data_dir: str, split: str = "dev"):
+    """(texts_a, texts_b or None, labels, label_list, is_regression) of the task's ``split``
+    (dev or test); exits with a message when the split is absent or unlabeled."""
+    if split not in SPLITS:
+        raise SystemExit(f"--split={split!r}: use one of {', '.join(SPLITS)}.")
+    from albert_tf import resources
+    from albert_tf.data import task_data as data_tasks
+    key = data_tasks.glue_task_key(task)
+    if not key and task.lower() not in data_tasks.SENTEVAL_TASKS:
+        raise SystemExit(f"error: unknown task {task!r}. Known tasks: "
+                         f"{data_tasks.known_tasks(squad=False, custom=False)}.")
+    try:
+        data_dir = resources.data_dir(data_dir)
+    except resources.DataDirError as e:
+        raise SystemExit(f"error: {e}")
+    fix = resources.DATA_DIR_FIX
+    if not key:   # SentEval: <data_dir>/extra/NAME_{train,dev}.tsv, label<TAB>sentence
+        upper = task.upper()
+        files = [os.path.join(data_dir, "extra", f"{upper}_{s}.tsv") for s in ("train", split)]
+        for path in files:
+            if not os.path.isfile(path):
+                raise SystemExit(f"error: task {task!r}: {path} not found; {fix}.")
+        data = data_tasks.load_tsv_task(files[0], files[1] if split == "dev" else None,
+                                        files[1] if split == "test" else None, text_a_column=1,
+                                        label_column=0, has_header=False, name=task.lower())
+    else:
+        if data_tasks.find_glue_task_dir(data_dir, task) is None:
+            raise SystemExit(f"error: task {task!r}: "
+                             f"{data_tasks.expected_glue_file(data_dir, task)} not found; {fix}.")
+        try:
+            data = data_tasks.load_task(task, data_dir)
+        except Exception as e:  # noqa: BLE001  (a malformed file: TaskDataError, OSError)
+            raise SystemExit(f"cannot load task {task!r} from {data_dir}: {e}") from None
+    examples = data.dev if split == "dev" else data.test
+    if not examples:
+        raise SystemExit(f"task {task!r} has no {split} split under {data_dir} (expected "
+                         f"<Task>/{split}.tsv).")
+    if any(ex.label is None for ex in examples):
+        raise SystemExit(f"the {split} split of {task!r} under {data_dir} has no labels (GLUE's "
+                         "public test files are unlabeled): score on dev, or give a labeled "
+                         "file.")
+    texts_b = [ex.text_b for ex in examples] if examples[0].text_b is not None else None
+    return [ex.text_a for ex in examples], texts_b, [ex.label for ex in examples], \
+        data.label_list, data.is_regression
+
+
+def score(predictions: Sequence[dict], labels: Sequence[Any], label_list, is_regression: bool,
+          task: str = "") -> dict[str, float]:
+    if is_regression:
+        pred = np.array([p["value"] for p in predictions], float)
+        gold = np.array([float(y) for y in labels])
+        ranks = lambda v: np.argsort(np.argsort(v))  # noqa: E731
+        return {"pearson": float(np.corrcoef(pred, gold)[0, 1]),
+                "spearman": float(np.corrcoef(ranks(pred), ranks(gold))[0, 1])}
+    pred = [p["label"] for p in predictions]
+    gold = [str(y) for y in labels]
+    result = {"accuracy": float(np.mean([p == g for p, g in zip(pred, gold)]))}
+    if task.lower() == "cola":
+        p = np.array([label_list.index(x) for x in pred])
+        g = np.array([label_list.index(x) for x in gold])
+        tp, tn = np.sum((p == 1) & (g == 1)), np.sum((p == 0) & (g == 0))
+        fp, fn = np.sum((p == 1) & (g == 0)), np.sum((p == 0) & (g == 1))
+        denom = np.sqrt(float((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))) or 1.0
+        result["matthews"] = float((tp * tn - fp * fn) / denom)
+    return result
+
+
+def evaluate(model: str, task: str, data_dir: str, num_threads: int = 2,
+             limit: int | None = None, split: str = "dev") -> dict[str, Any]:
+    texts_a, texts_b, labels, label_list, is_regression = load_split(task, data_dir, split)
+    if limit:
+        texts_a, labels = texts_a[:limit], labels[:limit]
+        texts_b = texts_b[:limit] if texts_b is not None else None
+    runner = open_runner(model, num_threads)     # TFLite, ONNX or OpenVINO export
+    start = time.perf_counter()
+    predictions = runner.predict(texts_a, texts_b)
+    seconds = time.perf_counter() - start
+    result = score(predictions, labels, label_list, is_regression, task)
+    result.update(model=model, task=task, split=split, examples=len(texts_a),
+                  quantization=runner.meta.get("quantization"), seconds=seconds)
+    return result
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    from albert_tf import user_inputs
+    argv = list(argv) if argv is not None else None
+    cli.quiet_startup(argv)   # TensorFlow's start-up logs only with --verbose
+    parser = user_inputs.ArgumentParser(description="Score an exported model (TFLite, ONNX or "
+                                        "OpenVINO) on a task's dev (or, once, test) set.")
+    parser.add_argument("--model", required=True, action="append",
+                        help="export directory (TFLite, ONNX, OpenVINO) or .tflite "
+                        "(repeatable)")
+    parser.add_argument("--task", required=True,
+                        help="sst2, rte, cola, ... (GLUE) or mr, subj, cr, mpqa (SentEval)")
+    parser.add_argument("--data_dir", default=None,
+                        help="data root (glue/, extra/); default $ALBERT_TF_DATA_DIR")
+    parser.add_argument("--threads", type=int, default=2, help="interpreter threads")
+    parser.add_argument("--limit", type=int, default=None, help="score the first N examples")
+    parser.add_argument("--split", default="dev", choices=SPLITS,
+                        help="dev (default) or test: test only for a model already chosen")
+    parser.add_argument("--json", default=None, help="write the results here")
+    cli.add_verbose_argument(parser)
+    args = parser.parse_args(argv)
+    cli.quiet_logs([] if not args.verbose else ["--verbose"])
+    try:      # the task and its data, then every model, before the first one runs
+        user_inputs.at_least(args.threads, "--threads")
+        user_inputs.at_least(args.limit, "--limit")
+        load_split(args.task, args.data_dir, args.split)
+        for model in args.model:
+            user_inputs.edge_export(model)
+        results = [evaluate(m, args.task, args.data_dir, args.threads, args.limit, args.split)
+                   for m in args.model]
+    except (ValueError, OSError) as e:   # not an export, a runtime missing, a broken file
+        parser.exit(2, f"{parser.prog}: error: {user_inputs.one_line(e)}\n")
+    for r in results:
+        metrics = ", ".join(f"{k} {v:.4f}" for k, v in r.items()
+                            if k in ("accuracy", "matthews", "pearson", "spearman"))
+        print(f"{r['model']} ({r['quantization']}): {metrics} on {r['examples']} "
+              f"{r['split']} examples ({r['seconds']:.1f}s)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

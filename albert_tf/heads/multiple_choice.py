@@ -1,0 +1,78 @@
+"""The multiple-choice head: one of C candidate second texts for a context."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from albert_tf.heads.base import TaskHead, lazy_tf, softmax_and_argmax
+from albert_tf.heads.decoding import softmax
+
+
+class MultipleChoiceHead(TaskHead):
+    """Pick one of C candidate second texts for a context: ``logits [B, C]``.
+
+    Each (context, choice) pair is one encoder row scored by ``Dense(1)`` on the pooled
+    ``[CLS]``; C is not fixed by the model. Serving: ``context`` string ``[B]`` and
+    ``choices`` string ``[B, C]`` in; ``probabilities [B, C]``, ``choice_id [B]`` and the
+    chosen ``choice`` string out. TFLite: one pair per id row, output ``score [batch]``
+    (the runner packs the C rows of an example and takes the softmax over their scores).
+    """
+
+    name = "multiple_choice"
+    task_type = "multiple_choice"
+    training_task_class = "albert_tf.training.tasks:MultipleChoiceTask"
+    lite_tokenizer = False
+    hf_task = "ForMultipleChoice"                      # pooler -> dropout -> Linear(H, 1)
+    hf_dense = "choice_scorer"
+
+    def build_model(self, config, info, **build_kwargs):
+        from albert_tf.models.task_models import build_multiple_choice
+        build_kwargs.pop("seq_length", None)   # any number of choices and length
+        return build_multiple_choice(config, **build_kwargs)
+
+    def text_inputs(self, info):
+        return ("context", "choices")
+
+    def text_shape(self, name, batch_size=None):
+        return [batch_size, None] if name == "choices" else [batch_size]
+
+    def tokenize(self, tokenizer, texts, names):
+        tf = lazy_tf()
+        context, choices = tf.reshape(texts[0], [-1]), texts[1]
+        check = tf.debugging.assert_equal(
+            tf.size(context), tf.shape(choices)[0],
+            message="context and choices must have the same batch size (one row per example)")
+        with tf.control_dependencies([check]):
+            num = tf.shape(choices)[1]
+        features = tokenizer(tf.repeat(context, num), tf.reshape(choices, [-1]))
+        return {k: tf.reshape(v, [-1, num, tf.shape(v)[-1]]) for k, v in features.items()}
+
+    def model_features(self, features):
+        return {k: v[:, None, :] for k, v in features.items()}   # one choice per row
+
+    def outputs(self, source, outputs, features, sep_id):
+        return softmax_and_argmax(outputs["logits"], "choice_id")
+
+    def serving_strings(self, module, result, features, texts):
+        return {"choice": lazy_tf().gather(texts[1], result["choice_id"], batch_dims=1)}
+
+    def lite_outputs(self, source, model, features, sep_id):
+        tf = lazy_tf()
+        logits = model(self.model_features(features), training=False)["logits"]
+        return {"score": tf.reshape(tf.cast(logits, tf.float32), [-1])}
+
+    def runner_pair(self, meta):
+        return True
+
+    def runner_rows(self, text_a, text_b):
+        if isinstance(text_b, str) or not text_b:
+            raise ValueError("a multiple-choice model takes a list of candidate texts per "
+                             "example (texts_b=[[choice, ...], ...]; --choice on the CLI)")
+        return [(text_a, choice) for choice in text_b]
+
+    def decode(self, runner, outs, rows, example):
+        scores = np.array([float(np.reshape(o["score"], [-1])[0]) for o in outs])
+        probs = softmax(scores)
+        best = int(np.argmax(scores))
+        return {"choice": example[1][best], "choice_id": best,
+                "probabilities": probs.tolist()}

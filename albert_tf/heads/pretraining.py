@@ -1,0 +1,28 @@
+"""The pretraining head: a pretrained model directory (masked LM + sentence order)."""
+
+from __future__ import annotations
+
+from albert_tf.heads.base import TaskHead, lazy_tf
+
+
+class PretrainingHead(TaskHead):
+    """Masked LM + sentence order (a pretrained model directory): serves ``pooled_output``."""
+
+    name = "pretraining"
+    task_type = "pretraining"
+    onnx_outputs = ("sequence_output", "pooled_output")
+    training_task_class = "albert_tf.training.tasks:PretrainingTask"
+    hf_task = "ForPreTraining"
+
+    def build_model(self, config, info, **build_kwargs):
+        from albert_tf.models.pretrainer import build_pretrainer
+        return build_pretrainer(config, **build_kwargs)
+
+    def outputs(self, source, outputs, features, sep_id):
+        tf = lazy_tf()
+        return {"pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
+
+    def lite_outputs(self, source, model, features, sep_id):
+        tf = lazy_tf()
+        encoded = source.encoder(features, training=False)
+        return {k: tf.cast(v, tf.float32) for k, v in encoded.items()}

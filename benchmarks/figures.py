@@ -1,0 +1,236 @@
+"""Every measured figure of docs/ by name: the one command that regenerates a table.
+
+    make figures NAME=<name> [ARGS="--flag=value ..."]     # with the project venv
+    python benchmarks/figures.py <name> [--flag=value ...]  # or: python -m benchmarks.figures
+    python benchmarks/figures.py --list                    # NAME, cost, the docs table it feeds
+
+A figure is a function registered with ``@figure(NAME, doc, heading, minutes)``: the docs file
+and the heading of the section whose table it produces, and a rough cost in minutes on this
+project's 2-core machines (``script(...)`` registers one module's ``main(argv)`` that way). The function runs the logic of a module of benchmarks/ (imported
+only when that figure runs, so ``--list`` imports no TensorFlow); arguments after NAME go to
+that module's parser (``make figures NAME=<name> ARGS=--help`` shows them). Multi-step
+figures (``compression``, ``export-must-show``) run each step as its own figure in a fresh
+process, niced where the step trains and not where it times.
+
+``tests/test_figures.py`` checks that every figure names an existing docs file and heading,
+and that every table in docs/ names the command that regenerates it (or its source).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import inspect
+import os
+import sys
+from typing import Callable, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+LIST_COMMAND = "python benchmarks/figures.py --list"
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    name: str
+    doc: str            # the docs file, relative to the repository root
+    heading: str        # the heading (text after the #s) of the section holding its table
+    minutes: float      # rough cost on 2 cores
+    run: Callable[[list[str]], object]
+    summary: str
+
+
+FIGURES: dict[str, Figure] = {}
+
+
+def figure(name: str, doc: str, heading: str, minutes: float):
+    """Registers the decorated ``fn(argv)`` as figure ``name``."""
+    def register(fn):
+        if name in FIGURES:
+            raise ValueError(f"figure {name!r} registered twice")
+        summary = (fn.__doc__ or "").strip().split("\n")[0]
+        FIGURES[name] = Figure(name, doc, heading, minutes, fn, summary)
+        return fn
+    return register
+
+
+def _import_paths() -> None:
+    """The repository, benchmarks/ and benchmarks/export/ importable, as the modules of
+    benchmarks/ import their siblings (``from compression_common import ...``)."""
+    for directory in (ROOT, HERE, os.path.join(HERE, "export")):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+
+
+def load(relative_path: str):
+    """A module of benchmarks/ by path (``compression_qat.py``, ``export/latency.py``)."""
+    _import_paths()
+    name = os.path.splitext(os.path.basename(relative_path))[0]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, relative_path))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def call_main(relative_path: str, argv: Sequence[str]):
+    """``main(argv)`` of that module (``main()`` when it takes no arguments: then any argument
+    is an error)."""
+    main = load(relative_path).main
+    if inspect.signature(main).parameters:
+        return main(list(argv))
+    if argv:
+        raise SystemExit(f"error: {relative_path} takes no arguments (got {' '.join(argv)})")
+    return main()
+
+
+def steps(*names_and_args, log_dir: str | None = None) -> None:
+    """Runs figures one after another, each in a fresh process: ``(name, args, nice)``; with
+    ``log_dir``, each one's output goes to ``<log_dir>/<name><args>.log``."""
+    _import_paths()
+    from bench_common import run_figure
+    for name, args, nice in names_and_args:
+        tag = "".join(a.replace("--", "-").replace("=", "-") for a in args)
+        log = os.path.join(log_dir, f"{name}{tag}.log") if log_dir else None
+        print(f"figures: {name} {' '.join(args)}" + (f" > {log}" if log else ""), flush=True)
+        run_figure(name, *args, nice=nice, log=log)
+
+
+def load_doc(relative_path: str) -> str:
+    """The first line of a module's docstring, read without importing the module."""
+    import ast
+    with open(os.path.join(HERE, relative_path), encoding="utf-8") as f:
+        doc = ast.get_docstring(ast.parse(f.read())) or ""
+    return doc.strip().split("\n")[0]
+
+
+def script(name: str, doc: str, heading: str, minutes: float, module: str) -> None:
+    """Registers figure ``name``: ``main(argv)`` of the benchmarks/ module ``module``."""
+    def run(argv):
+        return call_main(module, argv)
+    run.__doc__ = load_doc(module)
+    figure(name, doc, heading, minutes)(run)
+
+
+COMPRESSION_DOC = ("docs/compression.md", "Measured (SST-2, `benchmarks/compression_*.py`)")
+EXPORT_DOC = ("docs/export.md", "Measured (albert_mini on SST-2, `benchmarks/export/`)")
+EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was slower, and the fix")
+MOBILE_SDKS = ("docs/export.md", "Mobile SDKs")
+TRAINING = ("docs/training.md", "Measured (November 2026)")
+
+# (NAME, (docs file, heading), minutes on 2 cores, module): one module's main(argv) each.
+for _name, _target, _minutes, _module in (
+        # Compression: every step starts from compression-start's model (see `compression`).
+        ("compression-baseline", COMPRESSION_DOC, 10, "compression_baseline.py"),
+        ("compression-structured", COMPRESSION_DOC, 15, "compression_structured.py"),
+        ("compression-pruning", COMPRESSION_DOC, 15, "compression_pruning.py"),
+        ("compression-qat", COMPRESSION_DOC, 20, "compression_qat.py"),
+        ("compression-qat-ranges", COMPRESSION_DOC, 5, "compression_qat_ranges.py"),
+        ("compression-distillation", COMPRESSION_DOC, 20, "compression_distillation.py"),
+        ("compression-combos", COMPRESSION_DOC, 25, "compression_combos.py"),
+        ("compression-quantized", COMPRESSION_DOC, 5, "compression_quantized.py"),
+        ("compression-structured-shapes", COMPRESSION_DOC, 5,
+         "compression_structured_shapes.py"),
+        ("compression-latency", COMPRESSION_DOC, 10, "compression_latency.py"),
+        ("compression-table", COMPRESSION_DOC, 0.1, "compression_table.py"),
+        # Export (issue 7): the steps of export-must-show, and the op-by-op int8 study.
+        ("export-finetune-sst2", EXPORT_DOC, 15, "export/finetune_sst2.py"),
+        ("export-qat-sst2", EXPORT_DOC, 5, "export/qat_sst2.py"),
+        ("export-sst2-must-show", EXPORT_DOC, 20, "export/sst2_must_show.py"),
+        ("export-int8-ops", EXPORT_INT8, 5, "export/int8_ops.py"),
+        ("export-latency", EXPORT_INT8, 5, "export/latency.py"),
+        ("server-exports-sst2", ("docs/export.md", "ONNX for ONNX Runtime on x86 servers"), 10,
+         "export/server_exports_sst2.py"),
+        ("mobile-sdks", MOBILE_SDKS, 15, "mobile_sdks.py"),
+        ("mobile-sdk-span", MOBILE_SDKS, 20, "mobile_sdk_span.py"),
+        ("mobile-sdk-embedding", MOBILE_SDKS, 10, "mobile_sdk_embedding.py"),
+        # The rest.
+        ("albert-base-time-budget", ("docs/cpu-benchmark.md", "Why 28 ms and 150 sentences/s "
+                                     "are out of reach: the matrix work alone takes 27.3 ms"),
+         5, "albert_base_time_budget.py"),
+        ("pretraining-data-memory", ("docs/data.md", "Measured"), 12,
+         "pretraining_data_memory.py"),
+        ("concurrency", ("docs/robustness.md", "Threads"), 3, "concurrency.py"),
+        ("pretrain-throughput", TRAINING, 5, "pretrain_throughput.py"),
+        ("pretraining-probes", TRAINING, 10, "pretraining_probes.py"),
+        ("bert-wordpiece-end-to-end",
+         ("docs/experiment.md", "`run_albert_vs_bert`: ALBERT and BERT as trained models"), 20,
+         "bert_wordpiece_end_to_end.py")):
+    script(_name, *_target, _minutes, _module)
+
+
+def _compression_out() -> str:
+    return os.environ.get("ALBERT_TF_COMPRESSION_OUT", "/tmp/albert_tf_compression")
+
+
+@figure("compression-start", *COMPRESSION_DOC, minutes=15)
+def compression_start(argv):
+    """The finetuned starting point of every compression experiment: albert_small (H=256,
+    4 heads, I=1024, L=4, all layers shared) on SST-2, trained with albert-tf-finetune."""
+    import subprocess
+    subprocess.run([sys.executable, "-m", "albert_tf.bin.finetune", "--task=sst2",
+                    "--config_file=compress_sst2_start_albert_small",
+                    f"--model_dir={os.path.join(_compression_out(), 'start')}", *argv],
+                   cwd=ROOT, check=True)
+
+
+@figure("compression", *COMPRESSION_DOC, minutes=120)
+def compression(argv):
+    """Every compression experiment in order (the starting model first when missing), the
+    timing of all TFLite files together and the table; logs in $ALBERT_TF_COMPRESSION_OUT/logs."""
+    if argv:
+        raise SystemExit("error: compression takes no arguments (its steps are figures of "
+                         f"their own: {LIST_COMMAND})")
+    out = _compression_out()
+    if not os.path.exists(os.path.join(out, "start", "best", "task.json")):
+        steps(("compression-start", [], True))
+    logs = os.path.join(out, "logs")
+    steps(*[(f"compression-{step}", [], True) for step in (
+        "baseline", "structured", "pruning", "qat", "qat-ranges", "distillation", "combos",
+        "quantized")], ("compression-pruning", ["--with_embeddings"], True), log_dir=logs)
+    # Timings are not niced.
+    steps(("compression-structured-shapes", [], False), ("compression-latency", [], False),
+          log_dir=logs)
+    steps(("compression-table", [], False))
+
+
+@figure("export-must-show", *EXPORT_DOC, minutes=40)
+def export_must_show(argv):
+    """export-finetune-sst2, export-qat-sst2 and export-sst2-must-show in order, in
+    $ALBERT_TF_EXPORT_WORK (default /tmp/export_must_show); arguments go to the last step."""
+    work = os.environ.get("ALBERT_TF_EXPORT_WORK", "/tmp/export_must_show")
+    model = os.path.join(work, "sst2_mini")
+    steps(("export-finetune-sst2", [f"--output={model}"], True),
+          ("export-qat-sst2", [f"--model_dir={model}", f"--output={model}/qat"], True),
+          ("export-sst2-must-show",
+           [f"--model_dir={model}", f"--work_dir={os.path.join(work, 'exports')}", *argv], False))
+
+
+# ------------------------------------------------------------------------------ CLI
+def listing() -> list[str]:
+    width = max(len(name) for name in FIGURES)
+    return [f"{f.name:<{width}}  {'~%g min' % f.minutes:>9}  {f.doc} # {f.heading}"
+            for f in sorted(FIGURES.values(), key=lambda f: f.name)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    if argv[0] == "--list":
+        print("\n".join(listing()))
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in FIGURES:
+        print(f"figures: error: no figure named {name!r}; `{LIST_COMMAND}` "
+              "(or `make figures`) lists them", file=sys.stderr)
+        return 2
+    result = FIGURES[name].run(rest)
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
