@@ -217,6 +217,15 @@ def checkpoint_step_files(path: str) -> bool:
     return os.path.isdir(path) and _has_checkpoint(path)
 
 
+def missing_hf_model(path: str) -> str | None:
+    """The message for a Hugging Face source (``albert-tf-convert --from=hf --input``) that
+    does not exist, else None (`albert_tf.interop.readers.read_hf` reads the rest)."""
+    if os.path.exists(path):
+        return None
+    return (f"{path!r} does not exist; pass a Hugging Face model directory "
+            "(config.json + model.safetensors or pytorch_model.bin).")
+
+
 # ------------------------------------------------------------------------ edge exports
 def edge_export(path: str, flag: str = "--model",
                 formats: Sequence[str] = ("tflite", "onnx", "openvino"),
@@ -349,4 +358,5 @@ def input_file(path: str | None, flag: str, what: str = "text") -> str:
 
 __all__ = ["ArgumentParser", "InputError", "KINDS", "artifact_kind", "at_least",
            "checkpoint_step_files", "describe", "edge_export", "init_checkpoint", "input_file",
-           "int_list", "missing_runtime", "model_dir", "one_line", "run_models", "text"]
+           "int_list", "missing_hf_model", "missing_runtime", "model_dir", "one_line",
+           "run_models", "text"]

@@ -429,6 +429,21 @@ def test_onnx_and_openvino_exports_run_in_the_edge_runner(ran, capsys):
         assert [sorted(a) for a in answers[kind]] == [sorted(a) for a in answers["tflite"]]
 
 
+def test_the_checks_before_tensorflow_import_none():
+    """The binaries reject the cases above before TensorFlow loads (a case then costs
+    ~0.3 s, not 5-10 s): what they import to read their flags and check them imports none."""
+    modules = ["albert_tf.bin." + name for name in (
+        "compress", "convert", "create_pretraining_data", "export", "finetune", "pretrain",
+        "run")] + ["albert_tf.training.preflight", "albert_tf.training.flags",
+                   "albert_tf.compression.compression_config",
+                   "albert_tf.pipeline.pipeline_config"]
+    code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+            "print(sorted(m for m in ('tensorflow', 'keras', 'tf_keras') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout
+    assert out.strip() == "[]", out
+
+
 def test_task_library_is_not_claimed_for_op_versions_it_lacks():
     """A dynamic-range export (FULLY_CONNECTED v12) said it "runs in Task Library
     BertNLClassifier", whose 0.4.4 runtime refuses it (tflite/README.md)."""

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 import albert_tf
-from albert_tf.training import testing
 from albert_tf.training.experiment_config import build_experiment
 from albert_tf.training.trainer import main_guard, run_experiment
+from tests import training_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,8 +24,9 @@ def _env():
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
     directory = tmp_path_factory.mktemp("records")
-    testing.write_pretraining_tfrecords(str(directory / "train.tfrecord"), 64, 32, 5, seed=0)
-    testing.write_pretraining_tfrecords(str(directory / "heldout.tfrecord"), 32, 32, 5, seed=1)
+    write = training_fixtures.write_pretraining_tfrecords
+    write(str(directory / "train.tfrecord"), 64, 32, 5, seed=0)
+    write(str(directory / "heldout.tfrecord"), 32, 32, 5, seed=1)
     return directory
 
 

@@ -10,12 +10,13 @@ import pytest
 from training_runs import free_ports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "training_fixtures.py")  # run by path: one worker
 STEPS = 10
 TIMEOUT = 600  # generous: the CPUs may be shared
 
 
 def _command(model_dir, *extra):
-    return [sys.executable, "-m", "albert_tf.training.testing", f"--model_dir={model_dir}",
+    return [sys.executable, FIXTURES, f"--model_dir={model_dir}",
             f"--steps={STEPS}", "--batch_size=8", *extra]
 
 

@@ -17,8 +17,8 @@ import pytest
 from training_runs import free_ports, reported_checkpoint_step
 
 import albert_tf
-from albert_tf.training import testing
 from albert_tf.training.preemption import RESTART_EXIT_CODE
+from tests import training_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 100
@@ -97,7 +97,7 @@ def _completes_like(reference, model_dir, records, start_step):
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
     path = tmp_path_factory.mktemp("records") / "train.tfrecord"
-    return testing.write_pretraining_tfrecords(str(path), 256, 32, 5, seed=0)
+    return training_fixtures.write_pretraining_tfrecords(str(path), 256, 32, 5, seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +182,7 @@ def test_sigterm_on_one_device_saves_at_the_next_loop_and_restores_the_handler(t
     the running loop, raises `Preempted`, and gives SIGTERM its previous handler back."""
     from albert_tf.training.preemption import Preempted
     from albert_tf.training.trainer import run_experiment
-    config = testing.tiny_experiment(str(tmp_path), steps=40)
+    config = training_fixtures.tiny_experiment(str(tmp_path), steps=40)
     config.trainer.checkpoint_interval = 0      # no periodic checkpoints: only the save
     previous = signal.getsignal(signal.SIGTERM)
 
@@ -191,12 +191,13 @@ def test_sigterm_on_one_device_saves_at_the_next_loop_and_restores_the_handler(t
             os.kill(os.getpid(), signal.SIGTERM)
 
     with pytest.raises(Preempted, match="saved a checkpoint at step 15"):
-        run_experiment(config, "train", task=testing.ToyClassificationTask(config), log=log)
+        run_experiment(config, "train", task=training_fixtures.ToyClassificationTask(config),
+                       log=log)
     assert signal.getsignal(signal.SIGTERM) is previous
     assert os.path.exists(tmp_path / "ckpt-15.index")
     assert not os.path.exists(tmp_path / "final")
     # The same call again resumes there and finishes.
-    result = run_experiment(config, "train", task=testing.ToyClassificationTask(config))
+    result = run_experiment(config, "train", task=training_fixtures.ToyClassificationTask(config))
     assert result["step"] == 40
 
 

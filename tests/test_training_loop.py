@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 
 import albert_tf
-from albert_tf.training import testing
 from albert_tf.training.trainer import progress_line, run_experiment
+from tests import training_fixtures
 
 
 def _run(model_dir, mode="train_and_eval", steps=20, **changes):
-    config = testing.tiny_experiment(str(model_dir), steps=steps)
+    config = training_fixtures.tiny_experiment(str(model_dir), steps=steps)
     for key, value in changes.items():
         section, name = key.split("__")
         setattr(getattr(config, section), name, value)
     lines = []
-    result = run_experiment(config, mode, task=testing.ToyClassificationTask(config),
+    result = run_experiment(config, mode, task=training_fixtures.ToyClassificationTask(config),
                             log=lines.append)
     return result, lines
 
@@ -83,11 +83,11 @@ def test_init_checkpoint_loads_encoder_weights(tmp_path):
     from albert_tf.training.trainer import Trainer
     pretrainer = albert_tf.build_pretrainer(albert_tf.load_config("albert_tiny"))
     albert_tf.save_model_dir(pretrainer, str(tmp_path / "pre"))
-    config = testing.tiny_experiment(str(tmp_path / "run"), steps=5)
+    config = training_fixtures.tiny_experiment(str(tmp_path / "run"), steps=5)
     config.model.init_checkpoint = str(tmp_path / "pre")
     lines = []
-    trainer = Trainer(config, testing.ToyClassificationTask(config), tf.distribute.get_strategy(),
-                      log=lines.append)
+    trainer = Trainer(config, training_fixtures.ToyClassificationTask(config),
+                      tf.distribute.get_strategy(), log=lines.append)
     trainer.restore_or_initialize()          # what training starts from
     assert any(l.startswith("initialized from") for l in lines)
     model = trainer.model

@@ -12,11 +12,12 @@ import pytest
 from training_runs import reported_checkpoint_step
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "training_fixtures.py")  # run by path: one worker
 STEPS = 40
 
 
 def _command(model_dir, delay):
-    return [sys.executable, "-m", "albert_tf.training.testing", f"--model_dir={model_dir}",
+    return [sys.executable, FIXTURES, f"--model_dir={model_dir}",
             f"--steps={STEPS}", "--checkpoint_interval=10", "--steps_per_loop=5",
             "--mode=train_and_eval", f"--delay={delay}"]
 

@@ -226,10 +226,10 @@ def test_a_vocabulary_other_than_the_init_directorys_is_refused(tmp_path, vocab)
 
 
 def test_a_vocabulary_larger_than_the_embedding_is_refused(vocab, tok):
-    from albert_tf.training import testing
     from albert_tf.training.experiment_config import ConfigValueError
     from albert_tf.training.tasks import ClassificationTask
-    config = testing.tiny_experiment("")
+    from tests.training_fixtures import tiny_experiment
+    config = tiny_experiment("")
     config.task.vocab_file = vocab
     config.model.config = "bert_tiny"         # 1,000 embedding rows
     with pytest.raises(ConfigValueError, match=rf"has {tok.vocab_size} tokens but the model's "

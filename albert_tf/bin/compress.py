@@ -68,7 +68,7 @@ def config_from_flags():
 def main(argv) -> None:
     del argv
     from albert_tf import resources, user_inputs
-    from albert_tf.compression.compression_config import CompressionConfigError
+    from albert_tf.compression.compression_config import CompressionConfigError, check_run
     from albert_tf.outputs import OutputError
     from albert_tf.training.experiment_config import ConfigKeyError, ConfigValueError
     try:
@@ -81,6 +81,7 @@ def main(argv) -> None:
             user_inputs.model_dir(config.init_model, "--init_model", finetuned=True,
                                   purpose="to compress")
         config.data.data_dir = os.path.abspath(resources.data_dir(config.data.data_dir or None))
+        check_run(config)             # the output directory too, before TensorFlow loads
         from albert_tf.compression.compressor import run
         run(config)
     except (CompressionConfigError, ConfigKeyError, ConfigValueError, FileNotFoundError,

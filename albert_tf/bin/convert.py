@@ -56,6 +56,27 @@ def define_flags() -> None:
                       "lower-cases (default: task.json's, else a vocab.txt's casing, else true).")
 
 
+def check_paths(source_format: str | None, target: str, input_path: str, output_dir: str,
+                overwrite: bool, config_path: str | None = None) -> str | None:
+    """What the conversion would refuse first, found without TensorFlow, as one line (else
+    None): ``--output_dir`` where albert-tf may not write (`albert_tf.outputs.check_output`,
+    the converters' first check), then a missing ``--from=hf`` input. A combination of
+    flags the converters refuse is left to them."""
+    from albert_tf import outputs, user_inputs
+    to_model_dir = target == "albert_tf" and source_format is not None
+    if not to_model_dir and not (target in ("hf", "keras_hub")
+                                 and source_format in (None, "albert_tf")):
+        return None
+    try:
+        outputs.check_output(output_dir, inputs=[("--input", input_path)], overwrite=overwrite,
+                             flag="--output_dir")
+    except outputs.OutputError as e:
+        return " ".join(str(e).split())
+    if to_model_dir and source_format == "hf" and config_path is None:   # (else: --config's)
+        return user_inputs.missing_hf_model(input_path)
+    return None
+
+
 def run_conversion(source_format: str | None, target: str, input_path: str | None,
                    output_dir: str | None, config_path: str | None = None,
                    allow_unmapped: bool = False, overwrite: bool = False,
@@ -70,13 +91,19 @@ def run_conversion(source_format: str | None, target: str, input_path: str | Non
             print(f"albert-tf-convert: error: {e} (nothing was written to {output_dir})",
                   file=sys.stderr)
             return 1
+    if not input_path or not output_dir:
+        print("albert-tf-convert: error: --input and --output_dir are required.", file=sys.stderr)
+        return 2
+    problem = check_paths(source_format, target, input_path, output_dir, overwrite,
+                          config_path)
+    if problem:               # the converters' first checks, before TensorFlow loads
+        print(f"albert-tf-convert: error: {problem} (nothing was written to {output_dir})",
+              file=sys.stderr)
+        return 1
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
     from albert_tf.interop import ConversionError, convert, export_hf, export_keras_hub
     from albert_tf.outputs import OutputError
-    if not input_path or not output_dir:
-        print("albert-tf-convert: error: --input and --output_dir are required.", file=sys.stderr)
-        return 2
     try:
         if target in ("hf", "keras_hub"):
             if source_format not in (None, "albert_tf"):

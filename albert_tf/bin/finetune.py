@@ -148,22 +148,33 @@ def _check_same_vocabulary(vocab_file: str, shipped: str) -> None:
         "(a config file's task.vocab_file is overridden by the flag).")
 
 
+def preflight():
+    """The experiment from the flags and its checks that need no TensorFlow
+    (`albert_tf.training.preflight`): a run directory, an export or a missing path as
+    --init_checkpoint, an unknown task, no data directory, nothing to evaluate, a run
+    directory that may not be written."""
+    from albert_tf import resources, user_inputs
+    from albert_tf.training import preflight as checks
+    config = training_flags.experiment_from_flags(unset_init_defaults(defaults()), EXTRA_KEYS)
+    # A run directory, an export or a missing path: one line before its files are read.
+    user_inputs.init_checkpoint(resources.resolve(config.model.init_checkpoint))
+    checks.check_task_name(config.task)
+    if checks.needs_data_dir(config.task):
+        config.task.data_dir = os.path.abspath(resources.data_dir(config.task.data_dir or None))
+    checks.check_weights_to_run(config, FLAGS.mode)
+    checks.check_run_directory(config)
+    return config
+
+
 def main(argv) -> None:
     del argv
+    from albert_tf.training.preflight import guard
+    config = guard(preflight)           # before TensorFlow loads
     from albert_tf.training.trainer import main_guard, run_experiment
 
     def body():
-        from albert_tf import resources, user_inputs
-        from albert_tf.training.tasks import check_task_name, needs_data_dir, resolve_task_type
-        config = training_flags.experiment_from_flags(unset_init_defaults(defaults()),
-                                                      EXTRA_KEYS)
-        # A run directory, an export or a missing path: one line before its files are read.
-        user_inputs.init_checkpoint(resources.resolve(config.model.init_checkpoint))
+        from albert_tf.training.tasks import resolve_task_type
         init_directory_defaults(config)
-        check_task_name(config.task)
-        if needs_data_dir(config.task):
-            config.task.data_dir = os.path.abspath(
-                resources.data_dir(config.task.data_dir or None))
         config.task.type = resolve_task_type(config.task)   # SQuAD, a header's head, ...
         run_experiment(config, FLAGS.mode)
 

@@ -65,17 +65,30 @@ def defaults():
     return config
 
 
+def preflight():
+    """The experiment from the flags and the mode it runs, checked where no TensorFlow is
+    needed (`albert_tf.training.preflight`): nothing to evaluate, a run directory that may
+    not be written, training files that match nothing."""
+    from albert_tf.training import preflight as checks
+    config = training_flags.experiment_from_flags(defaults(), EXTRA_KEYS)
+    mode = FLAGS.mode
+    if mode in ("train_and_eval", "eval") and not config.task.validation_data.input_path:
+        if mode == "eval":
+            raise FileNotFoundError("--mode=eval needs --eval_files (held-out TFRecords).")
+        mode = "train"
+    checks.check_weights_to_run(config, mode)
+    checks.check_run_directory(config)
+    checks.check_training_files(config, mode)
+    return config, mode
+
+
 def main(argv) -> None:
     del argv
+    from albert_tf.training.preflight import guard
+    config, mode = guard(preflight)     # before TensorFlow loads
     from albert_tf.training.trainer import main_guard, run_experiment
 
     def body():
-        config = training_flags.experiment_from_flags(defaults(), EXTRA_KEYS)
-        mode = FLAGS.mode
-        if mode in ("train_and_eval", "eval") and not config.task.validation_data.input_path:
-            if mode == "eval":
-                raise FileNotFoundError("--mode=eval needs --eval_files (held-out TFRecords).")
-            mode = "train"
         run_experiment(config, mode)
 
     sys.exit(main_guard(body))

@@ -327,6 +327,30 @@ def set_train_steps(config: CompressionConfig, steps: int) -> None:
         getattr(config, name).train_steps = steps
 
 
+def check_run(config: CompressionConfig) -> None:
+    """What a run needs before it reads anything (no TensorFlow: ``albert-tf-compress``
+    checks it before TensorFlow loads, `compressor.run` again): ``init_model``,
+    ``model_dir`` and ``stages`` given, and ``model_dir`` a place albert-tf may write
+    (`albert_tf.outputs.check_location`: not the current directory or above it, not
+    equal to, containing or inside ``--init_model``)."""
+    from albert_tf import outputs
+    validate(config)
+    if not config.init_model:
+        raise CompressionConfigError("init_model: pass the finetuned model directory "
+                                     "(--init_model=DIR, written by albert-tf-finetune).")
+    if not config.model_dir:
+        raise CompressionConfigError("model_dir: pass where to write the compressed model.")
+    if not config.stages:
+        raise CompressionConfigError(f"stages: empty; choose some of "
+                                     f"{list(STAGES)} (e.g. --stages=pruning,qat).")
+    outputs.check_location(config.model_dir, inputs=run_inputs(config), flag="--model_dir")
+
+
+def run_inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:
+    """What compression reads: ``--model_dir`` may not equal, contain or lie inside it."""
+    return [("--init_model", config.init_model)]
+
+
 def validate(config: CompressionConfig) -> None:
     """Checks every enumerated value and range, naming the key; builds nothing."""
     for stage in config.stages:

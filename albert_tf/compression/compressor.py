@@ -30,7 +30,7 @@ from albert_tf.checkpoints import (TaskInfo, build_task_model, load_config_from_
                                    load_task_model, save_model_dir, vocab_path)
 from albert_tf.compression import data as data_lib
 from albert_tf.compression.compression_config import (CompressionConfig, CompressionConfigError,
-                                                     validate)
+                                                     check_run, run_inputs, validate)
 from albert_tf.config import load_config
 
 def _log(message: str) -> None:
@@ -208,16 +208,7 @@ def save_compressed(model: keras.Model, directory: str, task_info: TaskInfo, voc
 
 def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
     """``albert-tf-compress``: reads ``init_model``, compresses, writes ``model_dir``."""
-    validate(config)
-    if not config.init_model:
-        raise CompressionConfigError("init_model: pass the finetuned model directory "
-                                     "(--init_model=DIR, written by albert-tf-finetune).")
-    if not config.model_dir:
-        raise CompressionConfigError("model_dir: pass where to write the compressed model.")
-    if not config.stages:
-        raise CompressionConfigError(f"stages: empty; choose some of "
-                                     f"{list(STAGES)} (e.g. --stages=pruning,qat).")
-    outputs.check_location(config.model_dir, inputs=_inputs(config), flag="--model_dir")
+    check_run(config)
     model, task_info = load_task_model(config.init_model)
     vocab = vocab_path(config.init_model)
     model, report = compress_model(model, task_info, vocab, config, log)
@@ -233,8 +224,8 @@ def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
 
 
 def _inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:
-    """What compression reads: ``--model_dir`` may not equal, contain or lie inside it."""
-    return [("--init_model", config.init_model)]
+    """What compression reads (`compression_config.run_inputs`)."""
+    return run_inputs(config)
 
 
 def export(model_dir: str, config: CompressionConfig, quantized: bool, log) -> dict:

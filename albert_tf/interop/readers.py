@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from albert_tf import user_inputs
 from albert_tf.config import AlbertConfig, ConfigError, activation_from_hf
 from albert_tf.interop.conversion_report import ConversionError
 from albert_tf.text import vocabulary as vocab_lib
@@ -403,9 +404,9 @@ def read_hf(path: str, notes: list[str] | None = None
     directory has one.
     """
     directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    if not os.path.exists(path):
-        raise ConversionError(f"{path!r} does not exist; pass a Hugging Face model directory "
-                              "(config.json + model.safetensors or pytorch_model.bin).")
+    missing = user_inputs.missing_hf_model(path)
+    if missing:
+        raise ConversionError(missing)
     config_path = os.path.join(directory, "config.json")
     if not os.path.isfile(config_path):
         raise ConversionError(f"{directory}: no config.json; a Hugging Face model directory holds "

@@ -8,15 +8,24 @@
 ``metrics``       losses and task metrics (accuracy, F1, MCC, Pearson/Spearman, SQuAD)
 ``tasks``         pretraining (MLM + SOP) and finetuning tasks
 ``trainer``       the custom training loop, checkpoints, summaries, progress line
+``preflight``     the run's checks that need no TensorFlow (the binaries run them first)
 """
 
-from albert_tf.hyperparams import (ConfigKeyError, ConfigValueError, override_params,
-                                   parse_params_override)
-from albert_tf.training.experiment_config import ExperimentConfig, build_experiment
-from albert_tf.training.distribute import DistributionError, get_strategy
-from albert_tf.training.tasks import InputDataError, build_task
-from albert_tf.training.trainer import Trainer, run_experiment
+from albert_tf.lazy import lazy_exports
 
-__all__ = ["ConfigKeyError", "ConfigValueError", "DistributionError", "ExperimentConfig",
-           "InputDataError", "Trainer", "build_experiment", "build_task", "get_strategy",
-           "override_params", "parse_params_override", "run_experiment"]
+# Imported on first use: the binaries read their flags and configs (`experiment_config`,
+# `flags`) and reject bad input before TensorFlow loads (`distribute`, `tasks`, `trainer`).
+_EXPORTS = {
+    **{name: "albert_tf.hyperparams" for name in (
+        "ConfigKeyError", "ConfigValueError", "override_params", "parse_params_override")},
+    "ExperimentConfig": "albert_tf.training.experiment_config",
+    "build_experiment": "albert_tf.training.experiment_config",
+    "DistributionError": "albert_tf.training.distribute",
+    "get_strategy": "albert_tf.training.distribute",
+    "InputDataError": "albert_tf.training.preflight",
+    "build_task": "albert_tf.training.tasks",
+    "Trainer": "albert_tf.training.trainer",
+    "run_experiment": "albert_tf.training.trainer",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -28,14 +28,12 @@ from albert_tf.config import AlbertConfig, load_config
 from albert_tf.data.task_data import SENTEVAL_TASKS, SQUAD_TASKS, known_tasks
 from albert_tf.training import metrics as metrics_lib
 from albert_tf.training.experiment_config import ConfigValueError, ExperimentConfig
+from albert_tf.training.preflight import (InputDataError, check_task_name,  # noqa: F401
+                                         needs_data_dir, no_match_error)
 
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_VOCAB = resources.DEFAULT_VOCAB
 VOCAB_FILE_HINT = "<SentencePiece .model or WordPiece vocab.txt>"
-
-
-class InputDataError(ValueError):
-    """Training data is missing or unreadable; the message names the file."""
 
 
 def resolve_path(path: str) -> str:
@@ -67,8 +65,7 @@ def _expand_files(pattern: str) -> list[str]:
         part = resolve_path(part)
         matched = sorted(tf.io.gfile.glob(part))
         if not matched:
-            raise InputDataError(f"no file matches {part!r} (task input_path); create the "
-                                 "TFRecords with albert-tf-create-pretraining-data.")
+            raise no_match_error(part)
         files.extend(matched)
     return files
 
@@ -293,27 +290,6 @@ class PretrainingTask(Task):
 # -------------------------------------------------------------------- classification
 # SentEval tasks (SENTEVAL_TASKS) are read from <data_dir>/extra: ``label<TAB>sentence``,
 # no header.
-
-
-def check_task_name(task) -> None:
-    """`TaskDataError` (one line listing every known task) unless ``task.name`` is a
-    known task or ``task.train_file`` defines a custom one."""
-    from albert_tf.data import task_data as data_tasks
-    if task.train_file:
-        return
-    name = (task.name or "").lower()
-    if not name:
-        raise data_tasks.TaskDataError(f"no task given: pass --task=NAME. Tasks: {known_tasks()}.")
-    if name in SENTEVAL_TASKS or name in SQUAD_TASKS or data_tasks.glue_task_key(name):
-        return
-    raise data_tasks.TaskDataError(f"unknown task {task.name!r}. Known tasks: {known_tasks()}.")
-
-
-def needs_data_dir(task) -> bool:
-    """False only for a custom task whose files are all absolute paths."""
-    if not task.train_file:
-        return True
-    return not all(os.path.isabs(p) for p in (task.train_file, task.dev_file, task.test_file) if p)
 
 
 def _column(value: str):

@@ -40,11 +40,12 @@ from albert_tf.backend import keras, tf  # noqa: I001  (first: selects Keras 2)
 from tensorflow.core.framework import summary_pb2  # noqa: E402
 from albert_tf import outputs
 from albert_tf.checkpoints import save_model_dir
-from albert_tf.training import distribute, preemption
+from albert_tf.training import distribute, preemption, preflight
 from albert_tf.training.experiment_config import ExperimentConfig
 from albert_tf.training.optimization import (build_optimizer, clip_gradients,
                                              current_learning_rate, inner_optimizer)
-from albert_tf.training.tasks import InputDataError, Task
+from albert_tf.training.preflight import InputDataError
+from albert_tf.training.tasks import Task
 
 
 def format_duration(seconds: float) -> str:
@@ -481,31 +482,9 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
 
 
 def check_weights_to_run(config: ExperimentConfig, mode: str) -> None:
-    """Refuses, before anything is created, what would silently run on random weights:
-    ``--mode=eval`` / ``predict`` with neither a training checkpoint in ``model_dir`` nor an
-    ``--init_checkpoint``; and an ``--init_checkpoint`` that is no model directory or
-    checkpoint prefix (a run directory, an export, a missing path)."""
-    from albert_tf import user_inputs
-    from albert_tf.training.tasks import resolve_path
-    init = config.model.init_checkpoint
-    if init:
-        user_inputs.init_checkpoint(resolve_path(init))
-    if mode not in ("eval", "predict") or init:
-        return
-    model_dir = os.path.abspath(config.model_dir) if config.model_dir else ""
-    if model_dir and user_inputs.checkpoint_step_files(model_dir) \
-            and tf.train.latest_checkpoint(model_dir):
-        return
-    verb = "evaluate" if mode == "eval" else "predict with"
-    if model_dir and user_inputs.artifact_kind(model_dir) == "model":
-        raise user_inputs.InputError(
-            f"--mode={mode}: --model_dir={config.model_dir} is a model directory, not a training "
-            f"run: to {verb} it pass --init_checkpoint={config.model_dir} and a new --model_dir.")
-    raise user_inputs.InputError(
-        f"--mode={mode}: --model_dir={config.model_dir or '(none)'} holds no training checkpoint "
-        f"(ckpt-N) and no --init_checkpoint was given, so there are no trained weights to "
-        f"{verb}: train first (--mode=train_and_eval), or pass --init_checkpoint=<a trained "
-        "model directory: a run's best/ or final/>.")
+    """`albert_tf.training.preflight.check_weights_to_run`, a ``model_dir``'s checkpoint
+    files confirmed by ``tf.train.latest_checkpoint``."""
+    preflight.check_weights_to_run(config, mode, tf.train.latest_checkpoint)
 
 
 def _restore_trained(trainer: Trainer, mode: str) -> None:

@@ -1,4 +1,4 @@
-"""Small deterministic tasks and data for tests of the training library (and CI).
+"""Small deterministic tasks and data for the tests of the training library.
 
 ``ToyClassificationTask``   a learnable synthetic sentence classification task whose
                             input pipeline is sharded per worker, so one-device,
@@ -7,22 +7,28 @@
                             ``albert-tf-create-pretraining-data``
 ``tiny_experiment``         an `ExperimentConfig` for ``albert_tiny`` that runs in seconds
 
-``python -m albert_tf.training.testing --model_dir=D --steps=N [--strategy=...]`` trains
-the toy task and prints ``FINAL_LOSS <value>`` (the multi-worker test runs one such
-process per worker, each with its own ``TF_CONFIG``).
+Tests import it as ``tests.training_fixtures`` (like ``tests.compression_fixtures``); it is
+not part of the package. Run by path, ``python tests/training_fixtures.py --model_dir=D
+--steps=N [--strategy=...]`` trains the toy task and prints ``FINAL_LOSS <value>`` (the
+multi-worker test runs one such process per worker, each with its own ``TF_CONFIG``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import types
 
 import numpy as np
 
-from albert_tf.backend import tf
-from albert_tf.training.experiment_config import DataConfig, ExperimentConfig
-from albert_tf.training.tasks import ClassificationTask
+if __name__ == "__main__":   # run by path: sys.path[0] is tests/; import the checkout's albert_tf
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from albert_tf.backend import tf  # noqa: E402
+from albert_tf.training.experiment_config import DataConfig, ExperimentConfig  # noqa: E402
+from albert_tf.training.tasks import ClassificationTask  # noqa: E402
 
 TOY_SEQ = 16
 TOY_VOCAB = 1000
