@@ -6,7 +6,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-PIP_INSTALL := $(PY) -m pip install -q -c constraints.txt
+# --no-compile: no .pyc for the whole of TensorFlow, PyTorch and transformers at install
+# (~25 CPU-s per venv); Python compiles the modules a run imports, once, on first import.
+PIP_INSTALL := $(PY) -m pip install -q --no-compile -c constraints.txt
 # The task data: ../shared/data beside the checkout unless ALBERT_TF_DATA_DIR is set.
 export ALBERT_TF_DATA_DIR ?= $(abspath ../shared/data)
 # Test workers (pytest-xdist): 2 on this project's 2-core machines.
@@ -38,7 +40,7 @@ $(SDK_STAMP): tflite/sdk-requirements.txt tools/system_deps.sh
 	bash tools/system_deps.sh
 	$(PYTHON) -m venv $(SDK_VENV)
 	$(SDK_VENV)/bin/python -m pip install -q --upgrade pip
-	$(SDK_VENV)/bin/python -m pip install -q -r tflite/sdk-requirements.txt
+	$(SDK_VENV)/bin/python -m pip install -q --no-compile -r tflite/sdk-requirements.txt
 	touch $(SDK_STAMP)
 
 sdk: $(SDK_STAMP)

@@ -35,6 +35,11 @@ INSTALL_REQUIRES = [
 
 OPENVINO = ["openvino>=2026.4,<2027", "openvino-tokenizers>=2026.4,<2027", "nncf>=3.4,<4"]
 ONNX = ["onnx>=1.23,<2", "onnxruntime>=1.31,<2"]
+# albert-tf-create-pretraining-data --runner=beam (albert_tf/data/pretraining_beam.py).
+# Beam needs protobuf<7 (TensorFlow takes >=6.31.1,<8: constraints.txt pins a 6.33.x), and
+# sentencepiece 0.2.3's generated model proto refuses a protobuf runtime older than 7.36
+# (`pad_sentencepiece`, vocabulary training): with Beam, sentencepiece stays below 0.2.3.
+BEAM = ["apache-beam>=2.70,<3", "sentencepiece>=0.2.0,<0.2.3"]
 # The peers of the CPU benchmark (albert-tf-benchmark: PyTorch, ONNX Runtime and OpenVINO on
 # the Hugging Face graph of the same weights), also the tests' reference implementations.
 PEERS = [
@@ -56,6 +61,7 @@ EXTRAS_REQUIRE = {
         # Independent reference implementations for numerical parity tests, and the
         # benchmark's peers; tests check the ONNX and OpenVINO exports too.
         *PEERS,
+        *BEAM,                          # tests/test_data_beam.py
     ],
     # albert-tf-benchmark's peers (pip install 'albert-tf[peers]'): without them it times
     # only our artifacts and names each skipped peer.
@@ -65,6 +71,8 @@ EXTRAS_REQUIRE = {
     "openvino": OPENVINO,
     # The ONNX export (albert-tf-export --format=onnx) and its runner (OnnxClassifier).
     "onnx": ONNX,
+    # The Apache Beam runner of albert-tf-create-pretraining-data (--runner=beam).
+    "beam": BEAM,
 }
 
 CONSOLE_SCRIPTS = [

@@ -119,6 +119,8 @@ EXPORT_DOC = ("docs/export.md", "Measured (albert_mini on SST-2, `benchmarks/exp
 EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was slower, and the fix")
 MOBILE_SDKS = ("docs/export.md", "Mobile SDKs")
 TRAINING = ("docs/training.md", "Measured (November 2026)")
+SCALE_THROUGHPUT = ("docs/scale.md", "Input throughput vs the training step (measured)")
+SCALE_CURVES = ("docs/scale.md", "Static records vs dynamic masking: MLM loss (measured)")
 
 # (NAME, (docs file, heading), minutes on 2 cores, module): one module's main(argv) each.
 for _name, _target, _minutes, _module in (
@@ -135,6 +137,8 @@ for _name, _target, _minutes, _module in (
          "compression_structured_shapes.py"),
         ("compression-latency", COMPRESSION_DOC, 10, "compression_latency.py"),
         ("compression-table", COMPRESSION_DOC, 0.1, "compression_table.py"),
+        ("sparse-kernels", ("docs/compression.md", "Sparse kernels: what pruning buys in "
+                            "TFLite (issue #28, measured)"), 8, "sparse_kernels.py"),
         # Export (issue 7): the steps of export-must-show, and the op-by-op int8 study.
         ("export-finetune-sst2", EXPORT_DOC, 15, "export/finetune_sst2.py"),
         ("export-qat-sst2", EXPORT_DOC, 5, "export/qat_sst2.py"),
@@ -152,9 +156,14 @@ for _name, _target, _minutes, _module in (
          5, "albert_base_time_budget.py"),
         ("pretraining-data-memory", ("docs/data.md", "Measured"), 12,
          "pretraining_data_memory.py"),
+        ("pretraining-data-beam", ("docs/data.md", "The Beam runner: measured"), 5,
+         "pretraining_data_beam.py"),
         ("concurrency", ("docs/robustness.md", "Threads"), 3, "concurrency.py"),
         ("pretrain-throughput", TRAINING, 5, "pretrain_throughput.py"),
         ("pretraining-probes", TRAINING, 10, "pretraining_probes.py"),
+        # Scale (issue #30): input paths vs the training step; static vs dynamic masking.
+        ("input-throughput", SCALE_THROUGHPUT, 8, "input_throughput.py"),
+        ("pretraining-static-vs-dynamic", SCALE_CURVES, 12, "pretraining_static_vs_dynamic.py"),
         ("bert-wordpiece-end-to-end",
          ("docs/experiment.md", "`run_albert_vs_bert`: ALBERT and BERT as trained models"), 20,
          "bert_wordpiece_end_to_end.py")):

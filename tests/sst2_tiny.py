@@ -1,6 +1,7 @@
 """A tiny ALBERT SST-2 classifier finetuned on real train text, for the server-export tests
 (OpenVINO, ONNX): real learned weights in a few seconds, evaluated on the real dev set.
-A test module imports the fixtures `dev`, `model_dir` and `source` from here.
+A test module imports the fixtures `dev`, `model_dir` and `source` from here; the
+classifier is trained once per test session (`tests/session_builds.py`).
 
 The classifier is finetuned on 4,000 SST-2 *train* sentences (two epochs, ~6 s, ~72% dev
 accuracy). A random encoder with a scaled head does not fit these tests: its labels hinge on
@@ -27,8 +28,12 @@ def dev(data_dir):
 
 @pytest.fixture(scope="module")
 def model_dir(data_dir, tmp_path_factory):
-    """The tiny classifier's model directory (trained once per test module)."""
-    return train_classifier(data_dir, str(tmp_path_factory.mktemp("sst2") / "sst2_tiny"))
+    """The tiny classifier's model directory: trained once per test session and shared by
+    every module that uses it (`tests/session_builds.py`), so read-only; a test that
+    changes it works on a `session_builds.writable_copy`."""
+    from session_builds import build_once
+    return build_once(tmp_path_factory, "sst2_tiny", "sst2_tiny",
+                      lambda path: train_classifier(data_dir, path))
 
 
 @pytest.fixture(scope="module")

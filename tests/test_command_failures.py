@@ -31,6 +31,7 @@ import tempfile
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # run as a script too
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests.*
 from console_scripts import NOISE, env, path  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,6 +90,22 @@ CASES = [
     case("pretrain-no-training-files", "albert-tf-pretrain",
          f"--train_files={{missing}}-*.tfrecord --model_dir=out {TINY}",
          "no file matches", "albert-tf-create-pretraining-data"),
+    # Raw text (--train_source=text): text, a vocabulary that fits the model, a dispatcher.
+    case("pretrain-text-is-records", "albert-tf-pretrain",
+         f"--train_source=text --train_files={{records}} --model_dir=out {TINY}",
+         "{records}", "is a TFRecord file, not raw text", "--train_source=records"),
+    case("pretrain-text-not-a-vocabulary", "albert-tf-pretrain",
+         f"--train_source=text --train_files={{text}} --model_dir=out {TINY} "
+         "--params_override=task.vocab_file={text}",
+         "task.vocab_file (source=text tokenizes with it)", "{text}"),
+    case("pretrain-text-vocabulary-too-large", "albert-tf-pretrain",
+         f"--train_source=text --train_files={{text}} --model_dir=out {TINY} "
+         "--params_override=model.vocab_size=4000",
+         "8000 tokens", "4000 rows", "model.vocab_size=8000"),
+    case("pretrain-bad-data-service", "albert-tf-pretrain",
+         f"--train_source=text --train_files={{text}} --model_dir=out {TINY} "
+         "--params_override=task.train_data.data_service=grpc://dispatcher",
+         "task.train_data.data_service", "not grpc://HOST:PORT"),
     # Export: the model directory, not a run directory or an export; numbers are numbers.
     case("export-run-directory", "albert-tf-export",
          "--model_dir={run} --format=tflite --output=out", "{run}/best or {run}/final"),
@@ -219,6 +236,18 @@ CASES = [
     case("pretraining-data-users-file", "albert-tf-create-pretraining-data",
          "--input_file={text} --output_file={user_dir}/important.txt --vocab_file={model}",
          "albert-tf did not write it", "nothing was touched"),
+    # --runner=beam (albert_tf/data/pretraining_beam.py): the same checks, and Beam's own.
+    case("pretraining-data-beam-users-file", "albert-tf-create-pretraining-data",
+         "--input_file={text} --output_file={user_dir}/important.txt --vocab_file={model} "
+         "--runner=beam", "albert-tf did not write it", "nothing was touched"),
+    case("pretraining-data-beam-unknown-runner", "albert-tf-create-pretraining-data",
+         "--input_file={text} --output_file=out/x.tfrecord --vocab_file={model} --runner=beam "
+         "--beam_pipeline_options=--runner=NoSuchRunner",
+         "--runner=NoSuchRunner: Unexpected pipeline runner"),
+    case("pretraining-data-beam-not-installed", "albert-tf-create-pretraining-data",
+         "--input_file={text} --output_file=out/x.tfrecord --vocab_file={model} --runner=beam",
+         "--runner=beam needs Apache Beam", "pip install 'albert-tf[beam]'",
+         PYTHONPATH="{no_beam}"),
     case("train-vocab-users-directory", "albert-tf-train-vocab",
          "--type=wordpiece --input={text} --output={user_dir} --overwrite",
          "holds files albert-tf did not write"),
@@ -240,8 +269,10 @@ ARTIFACTS = {
     "text": "files/text.txt",
     "holes": "files/holes.tsv",         # a TSV whose third line has no text
     "one_sentence": "files/one_sentence.txt",   # a corpus of one one-sentence document
+    "records": "files/records.tfrecord",        # pretraining TFRecords (not raw text)
     "missing": "nothing_here",
     "no_onnxruntime": "no_onnxruntime",  # on PYTHONPATH: onnxruntime fails to import
+    "no_beam": "no_beam",               # on PYTHONPATH: apache_beam fails to import
     "user_dir": "user/project",         # a user's directory: important.txt, sub/notes.md
     "home": "user",                     # $HOME of the --output=~ case
 }
@@ -283,14 +314,17 @@ def build_artifacts(root: str) -> dict[str, str]:
                        ("one_sentence", "Just one sentence here.\n")):
         with open(paths[name], "w", encoding="utf-8") as f:
             f.write(text)
+    from tests.training_fixtures import write_pretraining_tfrecords
+    write_pretraining_tfrecords(paths["records"], num_examples=4)
     os.makedirs(os.path.join(paths["user_dir"], "sub"))
     for name in ("important.txt", os.path.join("sub", "notes.md")):
         with open(os.path.join(paths["user_dir"], name), "w", encoding="utf-8") as f:
             f.write(f"the user's {name}\n")
-    package = os.path.join(paths["no_onnxruntime"], "onnxruntime")
-    os.makedirs(package)
-    with open(os.path.join(package, "__init__.py"), "w", encoding="utf-8") as f:
-        f.write("raise ImportError(\"No module named 'onnxruntime'\")\n")
+    for artifact, name in (("no_onnxruntime", "onnxruntime"), ("no_beam", "apache_beam")):
+        package = os.path.join(paths[artifact], name)
+        os.makedirs(package)
+        with open(os.path.join(package, "__init__.py"), "w", encoding="utf-8") as f:
+            f.write(f"raise ImportError(\"No module named '{name}'\")\n")
     return paths
 
 

@@ -201,6 +201,26 @@ def test_input_pipelines_read_disjoint_documents(corpus, files):
     assert first and second and not first & second and first | second == everything
 
 
+@pytest.mark.parametrize("files", ["one", "parts"])
+def test_instances_do_not_depend_on_the_worker_count(corpus, masker, files):
+    """Two input pipelines make, between them, the instances of one (an instance depends on
+    the seed, the epoch, the file and the document only), and each pipeline's batches are
+    a function of the seed at that worker count."""
+    def rows(context):
+        ds = dm.text_pretraining_dataset(corpus[files], VOCAB, 64, CONFIG, seed=9,
+                                         is_training=False, input_context=context,
+                                         masker=masker)
+        batches = list(ds.as_numpy_iterator())
+        keys = sorted(batches[0])
+        return [b"".join(np.ascontiguousarray(b[k][i]).tobytes() for k in keys)
+                for b in batches for i in range(len(b[keys[0]]))]
+
+    second = rows(tf.distribute.InputContext(2, 1, 2))
+    assert rows(tf.distribute.InputContext(2, 1, 2)) == second           # same order too
+    both = rows(tf.distribute.InputContext(2, 0, 2)) + second
+    assert sorted(both) == sorted(rows(None))
+
+
 def test_per_replica_batches(corpus, masker):
     context = tf.distribute.InputContext(2, 1, 2)
     ds = dm.text_pretraining_dataset(corpus["parts"], VOCAB, 16, CONFIG, seed=0,
@@ -257,6 +277,20 @@ def test_vocabulary_larger_than_the_model(tmp_path, corpus, capsys):
     err = _one_line_error(_experiment(tmp_path / "run", corpus, "model.vocab_size=4000"),
                           capsys)
     assert "8000 tokens" in err and "model.vocab_size" in err
+
+
+def test_records_given_as_text(tmp_path, corpus, static, capsys):
+    err = _one_line_error(_experiment(tmp_path / "run", corpus,
+                                      f"task.train_data.input_path={static[1]}"), capsys)
+    assert "is a TFRecord file, not raw text" in err and "source=records" in err
+    assert not os.path.exists(tmp_path / "run" / "ckpt")
+
+
+def test_not_a_vocabulary(tmp_path, corpus, capsys):
+    err = _one_line_error(_experiment(tmp_path / "run", corpus,
+                                      f"task.vocab_file={corpus['one']}"), capsys)
+    assert err.startswith("error: task.vocab_file (source=text tokenizes with it): ")
+    assert corpus["one"] in err and "line 2 is blank" in err
 
 
 @pytest.mark.parametrize("override, key", [

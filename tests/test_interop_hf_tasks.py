@@ -33,16 +33,26 @@ from sst2_tiny import SEQ, VOCAB, pack
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-dev = sst2_tiny.dev
+dev, model_dir = sst2_tiny.dev, sst2_tiny.model_dir
 LABELS = ("negative", "positive")
 AGREEMENT = 0.999          # labels of Hugging Face's model equal to ours (the issue's bar)
 LOGITS_TOL = 1e-4
 
 
 @pytest.fixture(scope="module")
-def classifier_dir(data_dir, tmp_path_factory) -> str:
-    return sst2_tiny.train_classifier(data_dir, str(tmp_path_factory.mktemp("sst2") / "ours"),
-                                      labels=LABELS)
+def classifier_dir(model_dir, tmp_path_factory) -> str:
+    """The session's tiny SST-2 classifier (`sst2_tiny.model_dir`, labels "0" and "1"),
+    copied with its task.json naming the classes `LABELS` (the same learned weights: the
+    labels' names play no part in training)."""
+    import dataclasses
+
+    from albert_tf.checkpoints import TASK_FILE
+    from session_builds import writable_copy
+    path = writable_copy(model_dir, str(tmp_path_factory.mktemp("sst2") / "ours"))
+    info = TaskInfo.from_json(os.path.join(path, TASK_FILE))
+    assert info.label_list == ("0", "1")
+    dataclasses.replace(info, label_list=LABELS).to_json(os.path.join(path, TASK_FILE))
+    return path
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,15 @@ machine). Restartable: each shard is written to a hidden partial file and rename
 complete, with a completion record (.NAME.done.json: records, sha256, inputs and flags);
 running the same command again after a crash or kill keeps the finished shards, rewrites
 the others and removes partial files; changed flags or inputs rewrite everything. The
-summary lists reused_shards, written_shards and invalidated_shards (with the reason).
+summary lists reused_shards, written_shards and invalidated_shards (with the reason), and
+shard_records (records per shard).
+
+--runner=beam writes the shards through an Apache Beam pipeline (pip install
+'albert-tf[beam]'; albert_tf/data/pretraining_beam.py): the same files, byte for byte, and
+summary as the default --runner=local for the same flags and --num_shards.
+--beam_pipeline_options are Beam's flags, comma-separated, e.g.
+--beam_pipeline_options=--runner=FnApiRunner,--direct_num_workers=2 (without a --runner=
+there: FnApiRunner, Beam's in-process runner, which works offline).
 """
 
 from __future__ import annotations
@@ -60,12 +68,20 @@ def define_flags() -> None:
                          "for shuffling before writing.")
     flags.DEFINE_string("summary_file", None, "Also write the JSON summary here.")
     flags.DEFINE_bool("progress", True, "Show a progress bar on stderr.")
+    flags.DEFINE_enum("runner", "local", ["local", "beam"], "Who writes the shards: this "
+                      "machine's --num_workers processes (local) or an Apache Beam pipeline "
+                      "(beam; the same files).")
+    flags.DEFINE_list("beam_pipeline_options", None, "With --runner=beam: Beam's pipeline "
+                      "options, comma-separated (default --runner=FnApiRunner, in-process; "
+                      "e.g. --runner=FnApiRunner,--direct_num_workers=2, or "
+                      "--runner=DataflowRunner,--project=...,--region=...).")
 _REQUIRED = ["input_file", "output_file", "vocab_file"]
 
 
 def _has_text(path: str) -> bool:
     """Whether ``path`` holds anything but whitespace (reads up to the first such byte)."""
-    with open(path, "rb") as f:
+    from albert_tf.data.documents import open_input
+    with open_input(path) as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             if chunk.strip():
                 return True
@@ -91,12 +107,28 @@ def check_inputs() -> None:
         raise app.UsageError(str(e)) from None
 
 
+def check_runner():
+    """--runner=beam: Beam importable and its options valid (one line, nothing written);
+    the ``PipelineOptions``, or None with --runner=local."""
+    if FLAGS.runner != "beam":
+        if FLAGS.beam_pipeline_options:
+            raise app.UsageError("--beam_pipeline_options is for --runner=beam; pass "
+                                 "--runner=beam or drop it.")
+        return None
+    from albert_tf.data import pretraining_beam
+    try:
+        return pretraining_beam.pipeline_options(FLAGS.beam_pipeline_options)
+    except (pretraining_beam.BeamUnavailable, ValueError) as e:
+        raise app.UsageError(str(e)) from None
+
+
 def main(argv: list[str]) -> None:
     del argv
     missing = [f"--{name}" for name in _REQUIRED if FLAGS[name].value is None]
     if missing:
         raise app.UsageError(f"required: {', '.join(missing)}")
     check_inputs()
+    beam_options = check_runner()
     from albert_tf.data.pretraining_data import (CreationError, PretrainingConfig,
                                                  create_pretraining_data)
     from albert_tf.text.spm_training import VocabularyError
@@ -108,12 +140,20 @@ def main(argv: list[str]) -> None:
         favor_shorter_ngram=FLAGS.favor_shorter_ngram, split_sentences=FLAGS.split_sentences,
         document_per_file=FLAGS.document_per_file, shuffle_buffer=FLAGS.shuffle_buffer)
     from albert_tf import resources       # official_configs/vocab/... is the shipped file
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        summary = create_pretraining_data(FLAGS.input_file, FLAGS.output_file,
-                                          resources.resolve(FLAGS.vocab_file),
-                                          config, num_workers=FLAGS.num_workers,
-                                          num_shards=FLAGS.num_shards, progress=FLAGS.progress,
-                                          log=lambda line: print(line, file=sys.stderr, flush=True))
+        if beam_options is not None:
+            from albert_tf.data.pretraining_beam import create_pretraining_data_beam
+            summary = create_pretraining_data_beam(
+                FLAGS.input_file, FLAGS.output_file, resources.resolve(FLAGS.vocab_file),
+                config, num_shards=FLAGS.num_shards or FLAGS.num_workers,
+                beam_options=beam_options, progress=FLAGS.progress, log=log)
+        else:
+            summary = create_pretraining_data(FLAGS.input_file, FLAGS.output_file,
+                                              resources.resolve(FLAGS.vocab_file),
+                                              config, num_workers=FLAGS.num_workers,
+                                              num_shards=FLAGS.num_shards,
+                                              progress=FLAGS.progress, log=log)
     except (VocabularyError, FileNotFoundError, ValueError) as e:
         raise app.UsageError(str(e))
     except CreationError as e:

@@ -14,7 +14,7 @@ import os
 import re
 from typing import Iterable, Iterator
 
-from albert_tf.text.spm_training import expand_inputs
+from albert_tf.text.spm_training import VocabularyError, expand_inputs
 
 # A sentence ends at . ! ? (plus closing quotes/brackets) followed by whitespace and the start
 # of a new sentence, or glued to it ("film.So", left over from removed <br /> tags).
@@ -61,7 +61,7 @@ def iter_documents(input_files: Iterable[str], stats: ReadStats | None = None,
         stats.files += 1
         lines: list[str] = []
         blank_run = 0
-        with open(path, "rb") as f:
+        with open_input(path) as f:
             for raw in f:
                 stats.bytes_read += len(raw)
                 stats.lines += 1
@@ -88,11 +88,69 @@ def iter_documents(input_files: Iterable[str], stats: ReadStats | None = None,
             stats.empty_documents += 1
 
 
+def is_remote(path: str) -> bool:
+    """An object-store path (``gs://``, ``s3://``, ...): read through Apache Beam's
+    ``FileSystems`` (`open_input`, `input_size`, `resolve_inputs`)."""
+    return bool(_SCHEME.match(str(path)))
+
+
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]+://")
+
+
+def _filesystems():
+    try:
+        from apache_beam.io.filesystems import FileSystems
+    except ImportError:
+        raise VocabularyError("object-store input paths (gs://, s3://) are read through "
+                              "Apache Beam: pip install 'albert-tf[beam]'") from None
+    return FileSystems
+
+
+def open_input(path: str):
+    """A binary, seekable file of ``path``: ``open(path, "rb")`` for a local path."""
+    if not is_remote(path):
+        return open(path, "rb")
+    from apache_beam.io.filesystem import CompressionTypes
+    return _filesystems().open(path, mime_type="application/octet-stream",
+                               compression_type=CompressionTypes.UNCOMPRESSED)
+
+
+def input_size(path: str) -> int:
+    if not is_remote(path):
+        return os.path.getsize(path)
+    return _filesystems().match([path])[0].metadata_list[0].size_in_bytes
+
+
+def input_path(path: str) -> str:
+    """``path`` as a completion record names it: absolute, or the object-store URL."""
+    return path if is_remote(path) else os.path.abspath(path)
+
+
 def total_bytes(files: list[str]) -> int:
-    return sum(os.path.getsize(f) for f in files)
+    return sum(input_size(f) for f in files)
 
 
 def resolve_inputs(patterns) -> list[str]:
+    """Local paths and globs (`expand_inputs`); object-store ones (``gs://``) matched by
+    Beam's ``FileSystems``, in a stable order."""
     if isinstance(patterns, str):
         patterns = [patterns]
-    return expand_inputs(patterns)
+    parts = [part.strip() for pattern in patterns for part in str(pattern).split(",")
+             if part.strip()]
+    if not any(is_remote(p) for p in parts):
+        return expand_inputs(parts)
+    files: list[str] = []
+    for part in parts:
+        if not is_remote(part):
+            matches = expand_inputs([part])
+        else:
+            try:
+                found = _filesystems().match([part])[0].metadata_list
+            except Exception as e:      # BeamIOError: no access, no such bucket
+                raise VocabularyError(f"cannot list {part!r}: "
+                                      f"{str(e).strip().splitlines()[0]}") from None
+            matches = sorted(m.path for m in found)
+            if not matches:
+                raise VocabularyError(f"no input file matches {part!r}")
+        files.extend(m for m in matches if m not in files)
+    return files

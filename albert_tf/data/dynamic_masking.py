@@ -74,6 +74,7 @@ import sys
 import numpy as np
 
 from albert_tf.backend import tf
+from albert_tf.data import input_checks
 from albert_tf.data.pretraining import PretrainingDataError
 from albert_tf.data.pretraining_data import PretrainingConfig, replacement_ids
 
@@ -101,11 +102,7 @@ def resolve_text_files(file_pattern) -> list[str]:
             continue
         matches = sorted(m for m in tf.io.gfile.glob(pattern) if not tf.io.gfile.isdir(m))
         if not matches:
-            what = "is a directory; pass text files or a glob" if tf.io.gfile.isdir(pattern) \
-                else "matches no file"
-            raise TextDataError(f"pretraining text {pattern!r} {what} (source=text reads "
-                                "raw text: one sentence per line, a blank line between "
-                                "documents)")
+            raise TextDataError(input_checks.no_text_match(pattern, tf.io.gfile.isdir(pattern)))
         files.extend(m for m in matches if m not in files)
     if not files:
         raise TextDataError("no pretraining text files given (task.train_data.input_path)")
@@ -114,11 +111,22 @@ def resolve_text_files(file_pattern) -> list[str]:
 
 def check_corpus(files: list[str], split_sentences: bool = True,
                  max_bytes: int = _CHECK_BYTES) -> None:
-    """`TextDataError` unless some document has two segments (sentence-order prediction
-    needs them). Reads (`tf.io.gfile`: local or object-store paths) until it finds one, at
-    most ``max_bytes``: a corpus without any in its first ``max_bytes`` passes (the
-    pipeline then only skips such documents)."""
+    """`TextDataError` for a TFRecord or binary file among the first
+    ``input_checks.HEAD_FILES`` (`input_checks.text_head_problem`), or unless some document
+    has two segments (sentence-order prediction needs them). Reads (`tf.io.gfile`: local or
+    object-store paths) until it finds one, at most ``max_bytes``: a corpus without any in
+    its first ``max_bytes`` passes (the pipeline then only skips such documents)."""
     from albert_tf.data.documents import split_sentences as split
+    for path in files[:input_checks.HEAD_FILES]:
+        try:
+            with tf.io.gfile.GFile(path, "rb") as f:
+                head = f.read(input_checks.HEAD_BYTES)
+        except (tf.errors.OpError, OSError) as e:
+            raise TextDataError(f"pretraining text {path!r} cannot be read: "
+                                f"{getattr(e, 'message', None) or e}") from None
+        problem = input_checks.text_head_problem(path, head)
+        if problem:
+            raise TextDataError(problem)
     seen = 0
     for path in files:
         segments = 0
@@ -472,12 +480,16 @@ def text_pretraining_dataset(file_pattern, vocab_file: str, batch_size: int,
                              input_context: tf.distribute.InputContext | None = None,
                              shuffle_buffer: int = 10_000, num_epochs: int | None = None,
                              with_stats: bool = False, check: bool = True,
-                             masker: DynamicMasker | None = None) -> tf.data.Dataset:
+                             masker: DynamicMasker | None = None, data_service: str = "",
+                             data_service_job_name: str = "") -> tf.data.Dataset:
     """Batches of pretraining inputs from raw text (the module docstring); ``batch_size``
     is global (per pipeline: ``input_context.get_per_replica_batch_size``). Repeats when
     training (``num_epochs`` None), each epoch masked afresh. ``with_stats`` adds
     ``span_counts [B, ngram]`` (masked spans of each length). ``check``: fail early, one
-    line, for no files or an empty corpus (`TextDataError`)."""
+    line, for no files or an empty corpus (`TextDataError`). ``data_service``: a tf.data
+    service dispatcher (``grpc://host:port``) that runs the pipeline up to the batches
+    (`albert_tf.data.data_service`: no sharding by ``input_context`` then, one shared job
+    ``data_service_job_name``)."""
     files = resolve_text_files(file_pattern)
     config = config or PretrainingConfig()
     if check:
@@ -489,6 +501,8 @@ def text_pretraining_dataset(file_pattern, vocab_file: str, batch_size: int,
     per_replica = batch_size
     if input_context is not None:
         per_replica = input_context.get_per_replica_batch_size(batch_size)
+        if data_service:          # the service's job is shared, not sharded per trainer
+            input_context = None
     ds = text_documents(files, seed, is_training, input_context, num_epochs)
 
     def make(doc):
@@ -503,7 +517,11 @@ def text_pretraining_dataset(file_pattern, vocab_file: str, batch_size: int,
     ds = ds.batch(per_replica, drop_remainder=is_training)
     options = tf.data.Options()
     options.deterministic = True
-    return ds.with_options(options).prefetch(tf.data.AUTOTUNE)
+    ds = ds.with_options(options)
+    if data_service:
+        from albert_tf.data import data_service as service
+        ds = service.apply(ds, data_service, data_service_job_name)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 __all__ = [

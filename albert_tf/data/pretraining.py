@@ -26,6 +26,7 @@ import os
 import struct
 
 from albert_tf.backend import tf
+from albert_tf.data.input_checks import crc32c, masked_crc32c  # noqa: F401  (re-exported)
 from albert_tf.data.pretraining_shards import completion_record_path, is_bookkeeping_file
 
 RERUN = ("rerun albert-tf-create-pretraining-data with the same flags: it rewrites damaged "
@@ -36,31 +37,7 @@ class PretrainingDataError(ValueError):
     """A missing, empty or corrupt pretraining data file."""
 
 
-# -- TFRecord framing check (no TensorFlow needed) -------------------------------------------
-
-def _crc32c_table() -> list[int]:
-    table = []
-    for i in range(256):
-        crc = i
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
-        table.append(crc)
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes) -> int:
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+# -- TFRecord framing check (no TensorFlow needed; the CRC is `albert_tf.data.input_checks`'s)
 
 
 def check_tfrecord_framing(path: str, max_records: int | None = None) -> int:
@@ -201,8 +178,13 @@ def pretraining_dataset(file_pattern: str, batch_size: int, max_seq_length: int,
                         max_predictions_per_seq: int, is_training: bool = True,
                         seed: int | None = None,
                         input_context: tf.distribute.InputContext | None = None,
-                        shuffle_buffer: int = 10_000, validate: bool = True) -> tf.data.Dataset:
-    """Batches of pretraining inputs (see the module docstring); repeats when training."""
+                        shuffle_buffer: int = 10_000, validate: bool = True,
+                        data_service: str = "",
+                        data_service_job_name: str = "") -> tf.data.Dataset:
+    """Batches of pretraining inputs (see the module docstring); repeats when training.
+    ``data_service``: a tf.data service dispatcher (``grpc://host:port``) that runs the
+    pipeline up to the batches (`albert_tf.data.data_service`: no sharding by
+    ``input_context`` then, one shared job ``data_service_job_name``)."""
     files = resolve_files(file_pattern)
     if validate:
         files = validate_files(files, max_seq_length, max_predictions_per_seq)
@@ -212,6 +194,7 @@ def pretraining_dataset(file_pattern: str, batch_size: int, max_seq_length: int,
     ds = tf.data.Dataset.from_tensor_slices(files)
     if input_context is not None:
         per_replica = input_context.get_per_replica_batch_size(batch_size)
+    if input_context is not None and not data_service:
         n, i = input_context.num_input_pipelines, input_context.input_pipeline_id
         if len(files) >= n:
             ds = ds.shard(n, i)
@@ -231,4 +214,7 @@ def pretraining_dataset(file_pattern: str, batch_size: int, max_seq_length: int,
     options = tf.data.Options()
     options.deterministic = True
     ds = ds.with_options(options)
+    if data_service:
+        from albert_tf.data import data_service as service
+        ds = service.apply(ds, data_service, data_service_job_name)
     return ds.prefetch(tf.data.AUTOTUNE)

@@ -70,7 +70,7 @@ import time
 
 import numpy as np
 
-from albert_tf.data.documents import ReadStats, resolve_inputs, split_sentences
+from albert_tf.data.documents import ReadStats, input_size, resolve_inputs, split_sentences
 from albert_tf.data.pretraining_shards import (DATA_FORMAT, CreationError, ShardPlan,
                                                ShardWriter, check_finished, check_output_files,
                                                completion_record_path, creation_fingerprint,
@@ -482,15 +482,35 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def shard_maker(vocab_file: str, cfg: PretrainingConfig) -> InstanceMaker:
+    """The `InstanceMaker` a process that writes shards (`write_shard`) holds: a worker
+    process here, a Beam worker (`albert_tf.data.pretraining_beam`)."""
+    from albert_tf.text.vocabulary import load_tokenizer
+    tok = load_tokenizer(vocab_file, do_lower_case=cfg.do_lower_case)
+    return InstanceMaker(tok, cfg, cfg.random_seed)
+
+
+@dataclasses.dataclass
+class ShardJob:
+    """What writing the shards ``todo`` needs (`write_shard` for each), handed to a
+    ``write_shards`` callable of `create_pretraining_data` (the Beam runner): plain data,
+    so that it pickles."""
+    files: list[str]
+    sizes: list[int]
+    vocab_file: str
+    config: PretrainingConfig
+    fingerprint: dict
+    key: str
+    todo: list[ShardPlan]
+    paths: list[str]
+
+
 def _worker_main(worker, parent_pid, vocab_file, cfg_dict, files, sizes, fp, key,
                  tasks, results):
     """Worker process: writes whole shards, taken one at a time from ``tasks``."""
     _die_with_parent(parent_pid)
     try:
-        from albert_tf.text.vocabulary import load_tokenizer
-        cfg = PretrainingConfig(**cfg_dict)
-        tok = load_tokenizer(vocab_file, do_lower_case=cfg.do_lower_case)
-        maker = InstanceMaker(tok, cfg, cfg.random_seed)
+        maker = shard_maker(vocab_file, PretrainingConfig(**cfg_dict))
         while True:
             item = tasks.get()
             if item is None:
@@ -518,13 +538,17 @@ def _stats_of(record: dict) -> CreationStats:
 def create_pretraining_data(input_files, output_file: str, vocab_file: str,
                             config: PretrainingConfig | None = None, num_workers: int = 1,
                             num_shards: int | None = None, progress: bool = True,
-                            batch_docs: int = 64, log=None) -> dict:
+                            batch_docs: int = 64, log=None, write_shards=None) -> dict:
     """Reads ``input_files`` (paths/globs), writes TFRecord shards; returns the summary.
     ``vocab_file``: a SentencePiece model or a WordPiece ``vocab.txt`` (told apart by
     content, `albert_tf.text.vocabulary`), or a model directory holding one.
 
     Finished shards of an earlier run with the same inputs and flags are kept; the others
     are (re)written. ``log(line)`` gets a line about what was kept and why not.
+    ``write_shards(job)``, if given, writes the shards ``job.todo`` (a `ShardJob`) instead
+    of this process and its ``num_workers`` worker processes, and returns their completion
+    records, ``{shard index: record}`` (the Beam runner, `albert_tf.data.pretraining_beam`);
+    everything else (checks, plan, what a rerun keeps, the summary) is the same.
     ``batch_docs`` is unused (kept for compatibility)."""
     del batch_docs
     from albert_tf.text.vocabulary import find_vocabulary, load_tokenizer
@@ -546,7 +570,7 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
     with output_lock(output_file):
         removed = remove_partial_files(paths)
         read = ReadStats()
-        sizes = [os.path.getsize(f) for f in files]
+        sizes = [input_size(f) for f in files]
         plans = plan_shards(files, paths, cfg.document_per_file, read)
         fp = creation_fingerprint(files, vocab_file, cfg, num_shards)
         key = fingerprint_key(fp)
@@ -574,7 +598,11 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
         bar = Progress(read.bytes_read, stream=sys.stderr if progress else None)
         done_bytes = sum(p.end - p.start for p in plans if p.index in records)
         workers = min(num_workers, len(todo))
-        if workers <= 1:
+        if write_shards is not None:
+            if todo:
+                records.update(write_shards(ShardJob(files, sizes, vocab_file, cfg, fp, key,
+                                                     todo, paths)))
+        elif workers <= 1:
             maker = InstanceMaker(tokenizer, cfg, cfg.random_seed)
             instances = sum(r["stats"]["instances"] for r in records.values())
             for plan in todo:
@@ -598,7 +626,10 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
                          f"({read.documents} document(s)): each document needs at least two "
                          "sentences for sentence-order prediction (one sentence per line, a "
                          "blank line between documents); no records were written.")
-    shards = {"num_shards": num_shards, "reused_shards": reused,
+    shards = {"num_shards": num_shards,
+              "shard_records": [records[s]["records"] if s in records else 0
+                                for s in range(num_shards)],
+              "reused_shards": reused,
               "written_shards": [p.path for p in todo], "invalidated_shards": invalidated,
               "removed_partial_files": removed, "stale_outputs": stale}
     summary = Summary(read, created, paths, time.time() - start, read.bytes_read / 1e6,
@@ -694,7 +725,8 @@ def _run_workers(files, sizes, vocab_file, cfg, num_workers, todo, records, fp, 
             p.terminate()
 
 
-__all__ = ["CreationError", "Instance", "InstanceMaker", "PretrainingConfig", "ShardPlan",
+__all__ = ["CreationError", "Instance", "InstanceMaker", "PretrainingConfig", "ShardJob",
+           "ShardPlan",
            "completion_record_path", "create_pretraining_data", "instance_to_example_bytes",
-           "is_bookkeeping_file", "plan_shards", "replacement_ids",
-           "shard_paths"]
+           "is_bookkeeping_file", "plan_shards", "replacement_ids", "shard_maker",
+           "shard_paths", "write_shard"]

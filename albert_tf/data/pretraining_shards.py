@@ -24,7 +24,8 @@ import random
 import re
 from typing import Iterator
 
-from albert_tf.data.documents import ReadStats, iter_documents
+from albert_tf.data.documents import (ReadStats, input_path, input_size, iter_documents,
+                                      open_input)
 from albert_tf.text.vocabulary import vocabulary_kind
 
 DATA_FORMAT = 1    # bump whenever the same flags and inputs would give different records
@@ -78,7 +79,7 @@ def plan_shards(files: list[str], paths: list[str], document_per_file: bool,
                 read: ReadStats) -> list[ShardPlan]:
     """One reading pass (no tokenizing): contiguous document ranges of about equal bytes, and
     the read statistics. Memory: one `ShardPlan` per shard."""
-    total = max(sum(os.path.getsize(f) for f in files), 1)
+    total = max(sum(input_size(f) for f in files), 1)
     plans = [ShardPlan(s, p) for s, p in enumerate(paths)]
     previous_end = 0
     for k, _ in enumerate(iter_documents(files, read, document_per_file=document_per_file)):
@@ -106,7 +107,7 @@ def region_documents(files: list[str], sizes: list[int], plan: ShardPlan,
     n = consumed = 0
     for i in range(first, len(files)):
         lines: list[str] = []
-        with open(files[i], "rb") as f:
+        with open_input(files[i]) as f:
             if i == first:
                 f.seek(offset)
             for raw in f:
@@ -137,7 +138,7 @@ def sha256_file(path: str) -> str:
     h = hashlib.sha256()
     buffer = bytearray(1 << 16)          # memory does not depend on the file's size
     view = memoryview(buffer)
-    with open(path, "rb") as f:
+    with open_input(path) as f:           # a local path: open(path, "rb")
         while n := f.readinto(buffer):
             h.update(view[:n])
     return h.hexdigest()
@@ -154,7 +155,7 @@ def creation_fingerprint(files: list[str], vocab_file: str, cfg,
     return {
         "format": DATA_FORMAT, "albert_tf": __version__,
         "flags": {**dataclasses.asdict(cfg), "num_shards": num_shards},
-        "inputs": [{"path": os.path.abspath(f), "bytes": os.path.getsize(f),
+        "inputs": [{"path": input_path(f), "bytes": input_size(f),
                     "sha256": sha256_file(f)} for f in files],
         "vocabulary": {"path": os.path.abspath(vocab_file),
                        "kind": vocabulary_kind(vocab_file),

@@ -124,6 +124,13 @@ class DataConfig:
         favor_shorter_ngram / split_sentences: ``source: text`` only, the flags of
         ``albert-tf-create-pretraining-data`` of the same names.
       shuffle_buffer: pretraining: instances in the shuffle buffer when training.
+      data_service: pretraining: the address of a tf.data service dispatcher
+        (``grpc://host:port``) whose workers run this split's input pipeline up to the
+        batches (`albert_tf.data.data_service`, ``distributed_epoch`` mode); ``""`` = none,
+        the pipeline runs in the trainer.
+      data_service_job_name: the tf.data service job the trainers share (each batch to one
+        of them); ``""`` = an anonymous job per trainer with one input pipeline, else
+        ``albert_tf-<model_dir name>-<split>``.
     """
 
     input_path: str = ""
@@ -139,6 +146,8 @@ class DataConfig:
     favor_shorter_ngram: bool = False
     split_sentences: bool = True
     shuffle_buffer: int = 10_000
+    data_service: str = ""
+    data_service_job_name: str = ""
 
 
 @dataclasses.dataclass
@@ -339,6 +348,17 @@ def validate(config: ExperimentConfig) -> None:
         if not 0.0 <= data.short_seq_prob <= 1.0:
             raise ConfigValueError(f"task.{name}.short_seq_prob: must be in [0, 1], got "
                                    f"{data.short_seq_prob!r}.")
+        if data.data_service:
+            from albert_tf.data.data_service import check_address
+            try:
+                data.data_service = check_address(f"task.{name}.data_service",
+                                                  data.data_service)
+            except ValueError as e:
+                raise ConfigValueError(str(e)) from None
+            if config.task.type != "pretraining":
+                raise ConfigValueError(f"task.{name}.data_service: the tf.data service runs "
+                                       "pretraining inputs only (task.type=pretraining), not "
+                                       f"{config.task.type!r}.")
     loss_scale = config.runtime.loss_scale
     if loss_scale != "dynamic":
         try:

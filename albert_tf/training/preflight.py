@@ -1,7 +1,8 @@
 """The checks of a training run that need no TensorFlow, for the binaries to run before it
 loads (``albert-tf-finetune``, ``albert-tf-pretrain``): a bad ``--init_checkpoint``, an
 unknown task, an eval / predict with no trained weights, a run directory that may not be
-written, training files that match nothing. Each says what `albert_tf.training.trainer` /
+written, training files that match nothing, raw text that is not text or a vocabulary
+that does not fit the model (``source=text``). Each says what `albert_tf.training.trainer` /
 ``tasks`` would say later (they run the same checks again, with TensorFlow's file system,
 as the library's entry points); a case only TensorFlow can decide (a remote path, a
 checkpoint file to read, a strategy to resolve) is left to them."""
@@ -127,9 +128,64 @@ def _checked_first(config) -> bool:
     return True
 
 
+def check_text_files(pattern: str) -> None:
+    """For each comma-separated local part of ``pattern`` (a ``source=text`` input_path;
+    URLs are left to ``tf.io.gfile``): `InputDataError` when it matches no file or is a
+    directory, or when one of the first files is a TFRecord or binary
+    (`albert_tf.data.input_checks`: the messages of `albert_tf.data.dynamic_masking`)."""
+    import glob
+    from albert_tf.data import input_checks
+    files: list[str] = []
+    for part in [p.strip() for p in pattern.split(",") if p.strip()]:
+        part = resources.resolve(part)
+        if "://" in part:
+            continue
+        matches = sorted(m for m in glob.glob(part) if not os.path.isdir(m))
+        if not matches:
+            raise InputDataError(input_checks.no_text_match(part, os.path.isdir(part)))
+        files.extend(matches)
+    for path in files[:input_checks.HEAD_FILES]:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(input_checks.HEAD_BYTES)
+        except OSError as e:
+            raise InputDataError(f"pretraining text {path!r} cannot be read: "
+                                 f"{e.strerror or e}") from None
+        problem = input_checks.text_head_problem(path, head)
+        if problem:
+            raise InputDataError(problem)
+
+
+def check_text_vocabulary(config) -> None:
+    """The vocabulary ``source=text`` tokenizes with (``task.vocab_file``, default the
+    project's): it exists, is a vocabulary, and has no more tokens than the model's
+    ``vocab_size`` (the checks of `albert_tf.training.tasks.PretrainingTask`)."""
+    from albert_tf.config import load_config
+    from albert_tf.data import input_checks
+    from albert_tf.hyperparams import apply_model_overrides
+    from albert_tf.text.spm_training import VocabularyError
+    from albert_tf.text.vocabulary import find_vocabulary, load_tokenizer
+    given = config.task.vocab_file or resources.DEFAULT_VOCAB      # named as given
+    vocab = resources.resolve(given)
+    try:
+        if os.path.isdir(vocab):
+            vocab = given = find_vocabulary(vocab)[1]
+        if not os.path.exists(vocab):
+            raise FileNotFoundError(input_checks.missing_vocabulary(given))
+        tokens = load_tokenizer(vocab, do_lower_case=config.task.do_lower_case).vocab_size
+    except VocabularyError as e:
+        raise InputDataError(input_checks.not_a_vocabulary(e)) from None
+    rows = apply_model_overrides(load_config(resources.resolve(config.model.config)),
+                                 config.model, "model").vocab_size
+    if tokens > rows:
+        from albert_tf.hyperparams import ConfigValueError
+        raise ConfigValueError(input_checks.vocabulary_too_large(given, tokens, rows))
+
+
 def check_training_files(config, mode: str) -> None:
-    """`check_record_files` for the TFRecord data ``mode`` reads (pretraining), when the
-    checks the trainer makes before reading it pass here (`_checked_first`)."""
+    """`check_record_files` for the TFRecord data ``mode`` reads (pretraining);
+    `check_text_files` and `check_text_vocabulary` for its raw text (``source=text``); when
+    the checks the trainer makes before reading it pass here (`_checked_first`)."""
     task = config.task
     if getattr(task, "type", "") != "pretraining":
         return
@@ -138,11 +194,15 @@ def check_training_files(config, mode: str) -> None:
         data.append(task.train_data)
     if mode == "eval":          # train_and_eval's eval files: read when it first evaluates
         data.append(task.validation_data)
-    data = [d for d in data
-            if getattr(d, "source", "records") == "records" and d.input_path]
+    data = [d for d in data if d.input_path]
     if data and _checked_first(config):
+        if any(getattr(d, "source", "records") == "text" for d in data):
+            check_text_vocabulary(config)         # the task checks it before the files
         for data_config in data:
-            check_record_files(data_config.input_path)
+            if getattr(data_config, "source", "records") == "records":
+                check_record_files(data_config.input_path)
+            else:
+                check_text_files(data_config.input_path)
 
 
 def guard(fn: Callable[[], object]):
@@ -171,5 +231,5 @@ def guard(fn: Callable[[], object]):
 
 
 __all__ = ["InputDataError", "check_record_files", "check_run_directory", "check_task_name",
-           "check_training_files", "check_weights_to_run", "guard", "needs_data_dir",
-           "no_match_error"]
+           "check_text_files", "check_text_vocabulary", "check_training_files",
+           "check_weights_to_run", "guard", "needs_data_dir", "no_match_error"]

@@ -25,6 +25,7 @@ from albert_tf import resources
 from albert_tf.backend import tf
 from albert_tf.checkpoints import CheckpointError, load_config_from_dir, restore_weights
 from albert_tf.config import AlbertConfig, load_config
+from albert_tf.data import input_checks
 from albert_tf.data.task_data import SENTEVAL_TASKS, SQUAD_TASKS, known_tasks
 from albert_tf.training import metrics as metrics_lib
 from albert_tf.training.experiment_config import ConfigValueError, ExperimentConfig
@@ -33,7 +34,7 @@ from albert_tf.training.preflight import (InputDataError, check_task_name,  # no
 
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_VOCAB = resources.DEFAULT_VOCAB
-VOCAB_FILE_HINT = "<SentencePiece .model or WordPiece vocab.txt>"
+VOCAB_FILE_HINT = input_checks.VOCAB_FILE_HINT
 
 
 def resolve_path(path: str) -> str:
@@ -182,7 +183,21 @@ class PretrainingTask(Task):
             files, data_config.global_batch_size, task.max_seq_length,
             task.max_predictions_per_seq, is_training=data_config.is_training, seed=seed,
             input_context=input_context,
-            shuffle_buffer=getattr(data_config, "shuffle_buffer", 10_000))
+            shuffle_buffer=getattr(data_config, "shuffle_buffer", 10_000),
+            **self._data_service(data_config, input_context))
+
+    def _data_service(self, data_config, input_context) -> dict:
+        """The tf.data service arguments of a split (`albert_tf.data.data_service`): its
+        dispatcher, and the job the trainers share (named when there are several input
+        pipelines: an anonymous job would give each of them the whole stream)."""
+        address = getattr(data_config, "data_service", "")
+        if not address:
+            return {}
+        job = data_config.data_service_job_name
+        if not job and input_context is not None and input_context.num_input_pipelines > 1:
+            run = os.path.basename(os.path.normpath(self.config.model_dir or "run"))
+            job = f"albert_tf-{run}-{data_config.split}"
+        return {"data_service": address, "data_service_job_name": job}
 
     def _text_inputs(self, data_config, seed, input_context) -> tf.data.Dataset:
         """``source: text``: raw text masked in the input pipeline
@@ -193,9 +208,7 @@ class PretrainingTask(Task):
         task = self.config.task
         vocab = self.vocab_file()
         if not os.path.exists(vocab):
-            raise FileNotFoundError(f"vocab_file {vocab!r} does not exist; source=text "
-                                    f"needs --params_override=task.vocab_file="
-                                    f"{VOCAB_FILE_HINT}.")
+            raise FileNotFoundError(input_checks.missing_vocabulary(vocab))
         if not data_config.input_path:
             raise TextDataError("task.train_data.input_path is empty: source=text needs the "
                                 "raw text files (--train_files=PATTERN)")
@@ -217,7 +230,8 @@ class PretrainingTask(Task):
         return text_pretraining_dataset(
             patterns, vocab, data_config.global_batch_size, config,
             is_training=data_config.is_training, seed=seed, input_context=input_context,
-            shuffle_buffer=data_config.shuffle_buffer, masker=masker)
+            shuffle_buffer=data_config.shuffle_buffer, masker=masker,
+            **self._data_service(data_config, input_context))
 
     def _text_masker(self, vocab: str, config):
         """One `DynamicMasker` per vocabulary and settings (each input pipeline of a
@@ -226,14 +240,16 @@ class PretrainingTask(Task):
         cache = self.__dict__.setdefault("_maskers", {})
         key = (vocab, repr(config))
         if key not in cache:
-            masker = DynamicMasker(vocab, config)
+            from albert_tf.data.dynamic_masking import TextDataError
+            from albert_tf.text.spm_training import VocabularyError
+            try:
+                masker = DynamicMasker(vocab, config)
+            except VocabularyError as e:
+                raise TextDataError(input_checks.not_a_vocabulary(e)) from None
             rows = self.albert_config.vocab_size
             if masker.vocab_size > rows:
-                raise ConfigValueError(
-                    f"task.vocab_file={vocab} has {masker.vocab_size} tokens but the model's "
-                    f"embedding has {rows} rows (model.vocab_size): source=text would feed "
-                    "ids past it; use the model's vocabulary or model.vocab_size="
-                    f"{masker.vocab_size}.")
+                raise ConfigValueError(input_checks.vocabulary_too_large(
+                    vocab, masker.vocab_size, rows))
             cache[key] = masker
         return cache[key]
 

@@ -173,7 +173,10 @@ class Trainer:
                     dataset = dataset.repeat()
                 per_pipeline = max(1, input_context.num_replicas_in_sync
                                    // max(1, input_context.num_input_pipelines))
-                if skip_steps:
+                # A resumed run skips the batches it trained on, unless a tf.data service
+                # serves them: its job is not replayed from the start (skipping would only
+                # make the workers mask and send batches for nothing).
+                if skip_steps and not getattr(data_config, "data_service", ""):
                     dataset = dataset.skip(skip_steps * per_pipeline)
             return dataset.prefetch(tf.data.AUTOTUNE)
 
