@@ -22,6 +22,18 @@ def sst2_split(data_dir: str, split: str = "dev") -> tuple[list[str], list[str]]
     return [r[0] for r in rows], [r[1] for r in rows]
 
 
+def cpu_model() -> str:
+    """lscpu's "Model name" (``unknown`` without lscpu)."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    for line in out.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
 def median_invoke_ms(invoke, runs: int, warmup: int = 3) -> float:
     """Median wall time (ms) of ``runs`` calls of ``invoke()`` after ``warmup`` calls."""
     for _ in range(warmup):

@@ -139,6 +139,12 @@ for _name, _target, _minutes, _module in (
         ("compression-table", COMPRESSION_DOC, 0.1, "compression_table.py"),
         ("sparse-kernels", ("docs/compression.md", "Sparse kernels: what pruning buys in "
                             "TFLite (issue #28, measured)"), 8, "sparse_kernels.py"),
+        ("openvino-sparse-weights", ("docs/compression.md", "Sparse kernels: what pruning buys "
+                                     "in TFLite (issue #28, measured)"), 15,
+         "openvino_sparse.py"),
+        ("sparsity-albert-vs-bert", ("docs/compression.md", "Accuracy vs sparsity: ALBERT vs "
+                                     "BERT (issue #28, measured)"), 23,
+         "sparsity_albert_vs_bert.py"),
         # Export (issue 7): the steps of export-must-show, and the op-by-op int8 study.
         ("export-finetune-sst2", EXPORT_DOC, 15, "export/finetune_sst2.py"),
         ("export-qat-sst2", EXPORT_DOC, 5, "export/qat_sst2.py"),

@@ -16,8 +16,11 @@ converted with and without ``EXPERIMENTAL_SPARSITY``:
   int8 one fails to prepare).
 
 Prints one row per (variant, sparsity): file MiB, median ms, and the speed-up over dense
-int8 on XNNPACK (the artifact a sparse one must beat). Synthetic weights (random values,
-random blocks kept): the kernels' speed does not depend on the values.
+int8 on XNNPACK (the artifact a sparse one must beat). Synthetic weights (random values, the
+blocks of least magnitude pruned: `albert_tf.benchmark.compressed.prune_kernel`, which
+``albert-tf-benchmark --compressed`` prunes whole models with; sparse files made by
+`albert_tf.benchmark.artifacts.sparsify_bytes`): the kernels' speed does not depend on the
+values.
 
     python benchmarks/figures.py sparse-kernels [--seq=128] [--threads=2]
 """
@@ -26,27 +29,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 
 import numpy as np
 
+from albert_tf.benchmark.compressed import DEFAULT_SPARSITIES as SPARSITIES
+from albert_tf.benchmark.artifacts import sparsify_bytes
+from albert_tf.benchmark.compressed import prune_kernel
+from albert_tf.benchmark.cpu import cpu_info
+
 HIDDEN, FFN = 768, 3072
-# TFLite block (1 output x N inputs of [out, in]) -> block of the Keras kernel [in, out].
-PATTERNS = {"fp32": (4, 1), "int8": (16, 1)}     # 1x4 float, 1x16 int8: the kernels TFLite has
-SPARSITIES = (0.5, 0.7, 0.8, 0.9, 0.95)
+PATTERNS = {"fp32": "1x4", "int8": "1x16"}     # the sparse kernels TFLite has
 
 
-def block_sparse(rng, shape, sparsity: float, block) -> np.ndarray:
-    """A ``shape`` weight with whole ``block``s zeroed (fraction ``sparsity`` of them)."""
-    weight = rng.standard_normal(shape).astype(np.float32) * 0.02
-    rows, cols = shape[0] // block[0], shape[1] // block[1]
-    keep = rng.random((rows, cols)) >= sparsity
-    return weight * np.repeat(np.repeat(keep, block[0], 0), block[1], 1)
-
-
-def layer_model(seq: int, sparsity: float, block, seed: int = 0):
-    """A functional Keras model of one layer's six matmuls, weights pruned to ``block``."""
+def layer_model(seq: int, sparsity: float, pattern: str, seed: int = 0):
+    """A functional Keras model of one layer's six matmuls, weights pruned to ``pattern``
+    (`albert_tf.benchmark.compressed.PATTERNS`)."""
     from albert_tf.backend import keras
     rng = np.random.default_rng(seed)
     x = keras.Input((seq, HIDDEN), batch_size=1)
@@ -58,7 +56,8 @@ def layer_model(seq: int, sparsity: float, block, seed: int = 0):
     out = dense["ffn_out"](keras.layers.ReLU()(dense["ffn_in"](hidden)))
     model = keras.Model(x, out)
     for name, shape in shapes.items():
-        dense[name].set_weights([block_sparse(rng, shape, sparsity, block),
+        weight = rng.standard_normal(shape).astype(np.float32) * 0.02
+        dense[name].set_weights([prune_kernel(weight, sparsity, pattern),
                                  np.zeros(shape[1], np.float32)])
     return model
 
@@ -66,16 +65,13 @@ def layer_model(seq: int, sparsity: float, block, seed: int = 0):
 def convert(model, seq: int, int8: bool, sparse: bool) -> bytes:
     from albert_tf.backend import tf
     converter = tf.lite.TFLiteConverter.from_keras_model(model)
-    optimizations = []
     if int8:
         rng = np.random.default_rng(1)
-        optimizations.append(tf.lite.Optimize.DEFAULT)
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.representative_dataset = lambda: (
             [rng.standard_normal((1, seq, HIDDEN)).astype(np.float32)] for _ in range(8))
-    if sparse:
-        optimizations.append(tf.lite.Optimize.EXPERIMENTAL_SPARSITY)
-    converter.optimizations = optimizations
-    return converter.convert()
+    blob = converter.convert()
+    return sparsify_bytes(blob) if sparse else blob
 
 
 def median_ms(blob: bytes, seq: int, threads: int, builtin: bool, runs: int) -> float:
@@ -95,25 +91,14 @@ def median_ms(blob: bytes, seq: int, threads: int, builtin: bool, runs: int) -> 
 def rows(seq: int, threads: int, runs: int, sparsities=SPARSITIES):
     """``(variant, sparsity, MiB, ms)`` for the dense baselines then each sparse file."""
     for precision in ("fp32", "int8"):
-        blob = convert(layer_model(seq, 0.0, (1, 1)), seq, precision == "int8", False)
+        blob = convert(layer_model(seq, 0.0, "unstructured"), seq, precision == "int8", False)
         yield (f"xnnpack {precision}", 0.0, len(blob) / 2**20,
                median_ms(blob, seq, threads, False, runs))
-    for precision, block in PATTERNS.items():
-        name = f"sparse {precision} 1x{block[0]}"
+    for precision, pattern in PATTERNS.items():
+        name = f"sparse {precision} {pattern}"
         for sparsity in sparsities:
-            blob = convert(layer_model(seq, sparsity, block), seq, precision == "int8", True)
+            blob = convert(layer_model(seq, sparsity, pattern), seq, precision == "int8", True)
             yield (name, sparsity, len(blob) / 2**20, median_ms(blob, seq, threads, True, runs))
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main(argv=None) -> int:
@@ -124,7 +109,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     print(f"one ALBERT-base layer's matmuls, [1, {args.seq}, {HIDDEN}] input, "
-          f"{args.threads} threads; CPU: {cpu_name()}")
+          f"{args.threads} threads; CPU: {cpu_info(measure_clock=False).model_name}")
     print("| variant | sparsity | file MiB | median ms | vs dense int8 (XNNPACK) |")
     print("|---|---|---|---|---|")
     table = list(rows(args.seq, args.threads, args.runs))

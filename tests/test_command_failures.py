@@ -227,6 +227,16 @@ CASES = [
     case("compress-output-inside-the-model", "albert-tf-compress",
          f"--init_model={{model}} --model_dir={{model}}/pruned --stages=pruning {DATA}",
          "lies inside --init_model={model}"),
+    # Block-sparse pruning: two patterns at once, a block that does not tile a kernel.
+    case("compress-block-size-and-m-by-n", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir=out --stages=pruning {DATA} "
+         "--params_override=pruning.block_size=16x1,pruning.m_by_n=2:4",
+         "pruning.block_size: '16x1' and pruning.m_by_n '2:4'", "set only one"),
+    case("compress-block-size-does-not-tile", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir=out --stages=pruning {DATA} "
+         "--params_override=pruning.block_size=3x1",
+         "pruning.block_size: 3x1 cannot prune layer 'group_0_inner_0_attention'",
+         "[32, 32] [in, out] is not a whole number of 3x1 blocks"),
     case("finetune-run-holds-init-checkpoint", "albert-tf-finetune",
          f"--task=sst2 --init_checkpoint={{model}} --model_dir={{run}} {TINY} {DATA}",
          "--model_dir={run}: it contains --init_checkpoint={model}"),

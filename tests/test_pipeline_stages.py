@@ -365,3 +365,27 @@ def test_albert_vs_bert_plans_a_wordpiece_vocabulary_for_bert(tmp_path):
     assert _flag(stages["finetune_bert_mini"].argv(), "vocab_file") == vocab
     assert _flag(stages["finetune_albert_mini"].argv(), "vocab_file") == paths.vocab_file
     assert _flag(bert.argv(), "max_seconds") == _flag(albert.argv(), "max_seconds")
+
+
+def test_sparsity_experiment_prunes_both_models_at_every_sparsity(tmp_path):
+    """run_sparsity_albert_vs_bert (issue #28): run_albert_vs_bert's models and budgets,
+    each finetuned model pruned at 50/70/80/90/95% for 200 steps, every model exported as
+    a float file only, no final test."""
+    from albert_tf.compression.compression_config import build_compression_config
+    from albert_tf.pipeline.driver import Paths, all_stages
+    config = load_pipeline_config("run_sparsity_albert_vs_bert", [f"output_dir={tmp_path}"])
+    base = load_pipeline_config("run_albert_vs_bert")
+    assert (config.pretrain, config.finetune, config.vocabulary, config.corpus) == \
+        (base.pretrain, base.finetune, base.vocabulary, base.corpus)
+    stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
+    sparsities = ["0.5", "0.7", "0.8", "0.9", "0.95"]
+    assert sorted(n for n in stages if n.startswith("compress_")) == sorted(
+        f"compress_{m}+prune{s}" for m in ("albert_mini", "bert_mini") for s in sparsities)
+    assert sorted(n for n in stages if n.startswith("score_")) == sorted(
+        [f"score_{m}__none" for m in ("albert_mini", "bert_mini")] +
+        [f"score_{m}+prune{s}__none" for m in ("albert_mini", "bert_mini") for s in sparsities])
+    resolved = build_compression_config(
+        [_flag(stages["compress_bert_mini+prune0.95"].argv(), "config_file")])
+    assert resolved.stages == ["pruning"]
+    assert resolved.pruning.final_sparsity == 0.95 and resolved.pruning.train_steps == 200
+    assert not config.final_test.enabled

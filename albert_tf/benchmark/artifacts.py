@@ -40,6 +40,26 @@ def size_mib(path: str) -> float:
                for f in files) / 2**20
 
 
+def sparsify_bytes(model: bytes) -> bytes:
+    """A ``.tflite`` flatbuffer with its constant weights stored sparse where they are sparse
+    enough: the pass ``Optimize.EXPERIMENTAL_SPARSITY`` runs after conversion (float: 1x4
+    blocks or random; int8: 1x16 blocks), so it applies to any of our exports."""
+    from albert_tf.backend import tf  # noqa: F401  (TensorFlow's converter below)
+    from tensorflow.lite.python.convert import mlir_sparsify
+    return mlir_sparsify(model)
+
+
+def sparsify_tflite(src: str, dst: str) -> str:
+    """`sparsify_bytes` of the file ``src``, written to ``dst`` (via a temporary name)."""
+    with open(src, "rb") as f:
+        sparse = sparsify_bytes(f.read())
+    tmp = dst + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(sparse)
+    os.replace(tmp, dst)
+    return dst
+
+
 def random_model_dir(name: str, work_dir: str, seed: int = 0) -> str:
     """An encoder with seeded random weights, saved as a model directory with a vocabulary."""
     import albert_tf
@@ -246,6 +266,19 @@ class ArtifactBuilder:
         for batch, seq in shapes:
             self._export_tflite(template.format(batch=batch, seq=seq), quantization, [seq], batch)
         return os.path.join(template, "model.tflite")
+
+    def tflite_sparse(self, quantization: str, shapes: list[tuple[int, int]]) -> str:
+        """`tflite` at ``quantization`` with its weights stored sparse, the way
+        ``Optimize.EXPERIMENTAL_SPARSITY`` stores them (`sparsify_tflite`): a template
+        ``.../b{batch}_s{seq}/model_sparse.tflite``."""
+        dense = self.tflite(quantization, shapes)
+        template = os.path.join(os.path.dirname(dense), "model_sparse.tflite")
+        for batch, seq in shapes:
+            out = template.format(batch=batch, seq=seq)
+            if not os.path.exists(out):
+                self.echo(f"  sparsifying {out}")
+                sparsify_tflite(dense.format(batch=batch, seq=seq), out)
+        return template
 
     def tflite_buckets(self, quantization: str, batch: int, seq_lengths: list[int]) -> str:
         """One export directory with a static ``[batch, seq]`` signature ``seq_<n>`` per

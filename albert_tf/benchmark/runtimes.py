@@ -5,12 +5,16 @@ shape. `albert_tf.benchmark.worker` runs one runner in a fresh process, so the p
 RSS it reports is what that runtime alone costs (TensorFlow is never imported to run
 a TFLite, ONNX or OpenVINO model).
 
-Worker runtimes (`RUNNERS`): ``tflite``, ``tf``, ``torch``, ``torch_int8``, ``onnx`` (any
-ONNX file: the plain, optimized and int8 peers of `albert_tf.benchmark.peers`, and our own
-ONNX export, `albert_tf.export.onnx`, whose inputs are int32), and
+Worker runtimes (`RUNNERS`): ``tflite``, ``tflite_builtin`` (LiteRT's builtin kernels, no
+XNNPACK: the sparse FULLY_CONNECTED kernels, which XNNPACK densifies or refuses), ``tf``,
+``torch``, ``torch_int8``, ``onnx`` (any ONNX file: the plain, optimized and int8 peers of
+`albert_tf.benchmark.peers`, and our own ONNX export, `albert_tf.export.onnx`, whose inputs
+are int32), and
 ``openvino`` (IR at float32 precision), ``openvino_bf16`` (the same IR at bfloat16, OpenVINO's
 default on CPUs with AVX-512 BF16 / AMX), ``openvino_int8`` (an NNCF int8 IR at OpenVINO's
-default precision).
+default precision), ``openvino_int8_sparse`` (the same with
+``CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE`` `SPARSE_WEIGHTS_RATE`: weights with more zeros than
+that are kept sparse and decompressed on the fly).
 """
 
 from __future__ import annotations
@@ -41,21 +45,23 @@ class Runner:
 
 
 class TFLiteRunner(Runner):
-    """`ai_edge_litert` with XNNPACK (the default delegate) and ``threads`` threads.
+    """`ai_edge_litert` with XNNPACK (the default delegate) and ``threads`` threads;
+    ``xnnpack=False``: the builtin kernels only (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``).
 
     The model must have a static ``[batch, seq]`` signature; a model file per shape
     is expected (``artifact`` may contain ``{batch}`` and ``{seq}`` placeholders).
     """
 
-    def __init__(self, artifact: str, threads: int):
+    def __init__(self, artifact: str, threads: int, xnnpack: bool = True):
         self.artifact = artifact
         self.threads = threads
+        self.xnnpack = xnnpack
 
     def prepare(self, inputs: Inputs) -> Callable[[], object]:
         from albert_tf.export.tflite_runner import make_interpreter   # LiteRT, start-up quiet
         batch, seq = inputs["input_word_ids"].shape
         path = self.artifact.format(batch=batch, seq=seq)
-        interpreter = make_interpreter(path, self.threads)
+        interpreter = make_interpreter(path, self.threads, self.xnnpack)
         interpreter.allocate_tensors()
         details = {d["name"]: d for d in interpreter.get_input_details()}
         for name, value in inputs.items():
@@ -158,15 +164,22 @@ class OpenVinoRunner(Runner):
     model (`openvino_int8`), whose quantized MatMuls run int8 and whose other operators
     (LayerNorm, Softmax, GELU, ...) run at the CPU's default precision: bf16 on AVX-512
     BF16 / AMX CPUs, f32 elsewhere. That is what an OpenVINO user deploying NNCF int8 gets.
+
+    ``sparse_rate`` (``CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE``): int8 MatMul weights with a
+    larger zero fraction are stored sparse and decompressed on the fly (the CPU plugin does
+    so on CPUs with AMX); None: dense kernels.
     """
 
-    def __init__(self, artifact: str, threads: int, precision: str | None = "f32"):
+    def __init__(self, artifact: str, threads: int, precision: str | None = "f32",
+                 sparse_rate: float | None = None):
         import openvino as ov
 
         from albert_tf.export.openvino_runner import compile_config
         self.core = ov.Core()
         self.model = self.core.read_model(artifact)
         self.config = compile_config(threads, precision)
+        if sparse_rate is not None:
+            self.config["CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE"] = sparse_rate
         self.input_names = [i.get_any_name() for i in self.model.inputs]
         self.compiled = None
 
@@ -187,8 +200,12 @@ class OpenVinoRunner(Runner):
         return [np.array(results[output]) for output in self.compiled.outputs]
 
 
+# `openvino_int8_sparse`: any int8 weight with more zeros than this is kept sparse.
+SPARSE_WEIGHTS_RATE = 0.5
+
 RUNNERS = {
     "tflite": lambda artifact, threads: TFLiteRunner(artifact, threads),
+    "tflite_builtin": lambda artifact, threads: TFLiteRunner(artifact, threads, xnnpack=False),
     "tf": lambda artifact, threads: TFSavedModelRunner(artifact, threads),
     "torch": lambda artifact, threads: TorchRunner(artifact, threads),
     "torch_int8": lambda artifact, threads: TorchRunner(artifact, threads, dynamic_int8=True),
@@ -199,3 +216,5 @@ OPENVINO_PRECISIONS = {"openvino": "f32", "openvino_bf16": "bf16", "openvino_int
 RUNNERS.update({name: (lambda artifact, threads, precision=precision:
                        OpenVinoRunner(artifact, threads, precision))
                 for name, precision in OPENVINO_PRECISIONS.items()})
+RUNNERS["openvino_int8_sparse"] = lambda artifact, threads: OpenVinoRunner(
+    artifact, threads, None, sparse_rate=SPARSE_WEIGHTS_RATE)

@@ -19,8 +19,9 @@ docs to it).
 
 Adding a target is one `register` call in this module and a test
 (tests/test_benchmark_targets.py): ``onnx_q4`` below was added that way, its artifact
-builder beside it. A new runner (a runtime not yet in `albert_tf.benchmark.runtimes`) also
-adds one entry there.
+builder beside it, and so were ``ort_q4`` and the sparse targets of ``--compressed``
+(`Target.sparse_patterns`). A new runner (a runtime not yet in
+`albert_tf.benchmark.runtimes`) also adds one entry there.
 
 Imports no TensorFlow and no runtime: the benchmark's children read it.
 """
@@ -86,6 +87,9 @@ class Target:
       calibrated: calibrates on SST-2 train text (needs the data directory).
       default: timed when ``--runtimes`` is not given.
       quick: timed by ``--quick``.
+      sparse_patterns: the pruning patterns whose zeros its kernels skip
+        (`albert_tf.benchmark.compressed.PATTERNS`): ``--compressed`` times it on copies of
+        the model pruned to each of them; empty: a dense target.
     """
 
     name: str
@@ -100,6 +104,7 @@ class Target:
     calibrated: bool = False
     default: bool = True
     quick: bool = False
+    sparse_patterns: tuple[str, ...] = ()
 
     @property
     def integer(self) -> bool:
@@ -240,14 +245,13 @@ Q4_BLOCK_SIZE = 32   # weights per scale (ONNX Runtime's MatMulNBits block)
 Q4_ACCURACY_LEVEL = 4   # int8 activations: int8 dot products (MLAS), not float ones
 
 
-def build_onnx_q4(builder, shapes: Shapes) -> str:
-    """ONNX Runtime's 4-bit weight-only quantization of the plain ONNX peer: every MatMul
-    with constant weights becomes ``MatMulNBits`` (symmetric, `Q4_BLOCK_SIZE` weights per
-    scale) at ``accuracy_level`` `Q4_ACCURACY_LEVEL`, i.e. activations quantized to int8 on
-    the fly and int8 dot products; without it MLAS dequantizes to float. Written under a
-    temporary name and renamed, like every peer artifact."""
-    float_path = builder.onnx(int8=False)
-    out = builder.path("model_q4.onnx")
+def quantize_q4(builder, float_path: str, name: str) -> str:
+    """ONNX Runtime's 4-bit weight-only quantization of ``float_path`` to ``builder.path(name)``:
+    every MatMul with constant weights becomes ``MatMulNBits`` (symmetric, `Q4_BLOCK_SIZE`
+    weights per scale) at ``accuracy_level`` `Q4_ACCURACY_LEVEL`, i.e. activations quantized
+    to int8 on the fly and int8 dot products; without it MLAS dequantizes to float. Written
+    under a temporary name and renamed, like every peer artifact."""
+    out = builder.path(name)
     if not os.path.exists(out):
         import onnx
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
@@ -263,9 +267,44 @@ def build_onnx_q4(builder, shapes: Shapes) -> str:
     return out
 
 
+def build_onnx_q4(builder, shapes: Shapes) -> str:
+    """`quantize_q4` of the plain ONNX peer."""
+    return quantize_q4(builder, builder.onnx(int8=False), "model_q4.onnx")
+
+
 register(Target("onnx_q4", PEER, "q4", "onnx", build_onnx_q4, file_size, PEERS_EXTRA,
                 "the ONNX export with 4-bit MatMulNBits weights, accuracy_level 4",
                 default=False))
+register(Target("ort_q4", OURS, "q4", "onnx",
+                lambda b, shapes: quantize_q4(b, b.ort("none"), "ort_q4.onnx"), file_size,
+                "onnx", "our ONNX export with 4-bit MatMulNBits weights (the MatMuls: output "
+                "and FFN; the fused Attention's QKV stays float), accuracy_level 4",
+                export=("onnx", "none"), default=False))
+
+
+# ------------------------------------------------------------------ sparse (--compressed)
+# Timed by ``albert-tf-benchmark --compressed`` on pruned copies of the model
+# (`albert_tf.benchmark.compressed`): each runs the zeros of its ``sparse_patterns``.
+register(Target("tflite_sparse", OURS, "fp32", "tflite_builtin",
+                lambda b, shapes: b.tflite_sparse("none", shapes), per_shape_size, None,
+                "tflite_none with its weights stored sparse (TFLite 1x4 blocks), on LiteRT's "
+                "builtin sparse kernels (no XNNPACK)", export=("tflite", "none"),
+                default=False, sparse_patterns=("1x4",)))
+register(Target("tflite_sparse_int8", OURS, "int8", "tflite_builtin",
+                lambda b, shapes: b.tflite_sparse("int8", shapes), per_shape_size, None,
+                "tflite_int8 with its weights stored sparse (TFLite 1x16 blocks), on LiteRT's "
+                "builtin sparse kernels (no XNNPACK)", export=("tflite", "int8"),
+                calibrated=True, default=False, sparse_patterns=("1x16",)))
+register(Target("ir_int8_sparse", OURS, "int8", "openvino_int8_sparse",
+                lambda b, shapes: b.ir("int8"), ir_size, "openvino",
+                "ir_int8 compiled with CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE (sparse int8 "
+                "weights, decompressed on the fly)", export=("openvino", "int8"),
+                calibrated=True, default=False, sparse_patterns=("unstructured",)))
+
+
+def sparse_names() -> list[str]:
+    """The targets that run a pruning pattern's zeros (``--compressed``)."""
+    return [t.name for t in _TARGETS.values() if t.sparse_patterns]
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ PyTorch, ONNX Runtime and OpenVINO on the same weights, against the CPU's measur
     albert-tf-benchmark --model_dirs=runs/quick/finetune/albert_small/best
     albert-tf-benchmark --sst2_end_to_end --shapes= --models=albert_base \
         --model_dirs=runs/quick/finetune/albert_small/best --runtimes=tflite_dynamic
+    albert-tf-benchmark --compressed --data_dir=/data   # sparse / 4-bit vs dense int8
 
 Writes report.md, results.json and latency_vs_flops.png to --output_dir. With
 --sst2_end_to_end also SST-2 dev end to end (raw text in, labels out: all 872 dev
@@ -17,6 +18,13 @@ skips the per-shape latency runs.
 A runtime whose Python package is not installed is skipped with one line naming the
 package and the pip command (the peers: ``pip install 'albert-tf[peers]'``); the report
 lists it under "skipped", and says so when no peer ran at all.
+
+With --compressed (issue #28; albert_tf/benchmark/compressed.py): per model (default
+albert_base, bert_base) and shape (default 1x128), our dense int8 targets (the fastest is the
+baseline), the 4-bit ones, and copies of the model pruned by magnitude to each --patterns x
+--sparsities on the targets whose sparse kernels run that pattern; one line per model and
+shape, ``compressed speedup over dense int8: <model> <b x s> <X.XX>x (<runtime>, <recipe>)``,
+and a table, also in compressed.md / compressed.json.
 
 Each runtime is timed in a process of its own, and each peer (PyTorch, ONNX Runtime,
 OpenVINO) is exported in one too: a peer whose export, or any runtime whose timing, fails
@@ -79,6 +87,18 @@ def define_flags() -> None:
                       "--sst2_end_to_end: static batch sizes to try (the fastest is marked).")
     flags.DEFINE_list("sst2_tflite", [], "--sst2_end_to_end: TFLite export directories with "
                       "bucket signatures to time as they are (besides the models above).")
+    from albert_tf.benchmark import compressed
+    flags.DEFINE_boolean("compressed", False, "Instead of the suite: do sparsity or 4-bit "
+                         "beat our dense int8 here? Times our dense int8 targets (the fastest "
+                         "is the baseline), the q4 targets, and copies pruned by magnitude to "
+                         "--patterns x --sparsities on the targets that run each pattern "
+                         "(--models default albert_base,bert_base, --shapes 1x128; --quick: "
+                         f"albert_base, sparsity {compressed.QUICK_SPARSITY}).")
+    flags.DEFINE_list("sparsities", [f"{s:g}" for s in compressed.DEFAULT_SPARSITIES],
+                      "--compressed: fractions of each kernel pruned to zero, in (0, 1).")
+    flags.DEFINE_list("patterns", list(compressed.PATTERNS), "--compressed: pruning "
+                      "patterns: unstructured; 1x4 / 1x16: blocks of 1 output x 4 / 16 "
+                      "inputs of the [out, in] weight, as TFLite's sparse kernels store them.")
     flags.DEFINE_list("sst2_quantizations", None, "--sst2_end_to_end: TFLite quantizations "
                       "(default: those of the tflite_* runtimes in --runtimes).")
 
@@ -132,7 +152,31 @@ def main(argv: list[str]) -> None:
     models, shapes = FLAGS.models, FLAGS.shapes
     runtimes = FLAGS.runtimes or targets.default_names()
     min_seconds = FLAGS.min_seconds
-    if FLAGS.quick:
+    compressed_plan = None
+    if FLAGS.compressed:
+        from albert_tf.benchmark import compressed
+        try:
+            sparsities = compressed.parse_sparsities(FLAGS.sparsities)
+            patterns = compressed.check_patterns(FLAGS.patterns)
+            unknown = sorted(set(FLAGS.runtimes or ()) - set(targets.names()))
+            if unknown:
+                raise app.UsageError(f"--runtimes: unknown {unknown}; use "
+                                     f"{list(targets.names())}.")
+            compressed_plan = compressed.plan(FLAGS.runtimes, patterns)
+        except compressed.CompressedInputError as e:
+            raise app.UsageError(str(e)) from None
+        if FLAGS.sst2_end_to_end or FLAGS.profile:
+            raise app.UsageError("--compressed times per-shape latency only; run "
+                                 "--sst2_end_to_end and --profile without it.")
+        runtimes = compressed_plan.runtimes
+        if not FLAGS["models"].present:
+            models = list(compressed.DEFAULT_MODELS)
+        if not FLAGS["shapes"].present:
+            shapes = list(compressed.DEFAULT_SHAPES)
+        if FLAGS.quick:
+            models, shapes = models[:1], shapes[:1]
+            sparsities, min_seconds = [compressed.QUICK_SPARSITY], min(min_seconds, 2.0)
+    elif FLAGS.quick:
         models, shapes = ["albert_base", "bert_base"], ["1x128"]
         runtimes = FLAGS.runtimes or targets.quick_names()
         min_seconds = min(min_seconds, 2.0)
@@ -207,6 +251,9 @@ def main(argv: list[str]) -> None:
     work = os.path.join(FLAGS.output_dir, "artifacts")
     to_time = [(name, random_model_dir(name, work)) for name in models]
     to_time += [(os.path.basename(os.path.normpath(d)), d) for d in FLAGS.model_dirs]
+    if compressed_plan is not None:
+        return _compressed(compressed_plan, to_time, parsed, sparsities, patterns, work,
+                           data_dir, min_seconds, cpu)
     rows, e2e_rows = [], []
     skipped: dict[str, str] = {}   # runtime -> why it did not run (e.g. a missing package)
     failed: dict[str, str] = {}    # runtime -> how its export or timing failed, per model
@@ -258,6 +305,42 @@ def main(argv: list[str]) -> None:
     for runtime, why in failed.items():   # last: the lines a reader of the end looks for
         print(f"FAILED: {runtime} ({why}); its rows are left out, the others stand "
               f"(logs: {os.path.join(work, '<model>', 'logs')})", flush=True)
+    return 1 if failed else 0
+
+
+def _compressed(the_plan, to_time, shapes, sparsities, patterns, work, data_dir, min_seconds,
+                cpu) -> int:
+    """``--compressed``: every model's rows (`albert_tf.benchmark.compressed`), then the
+    summary lines and the table; exits 1 when a target failed, as the suite does."""
+    import statistics
+
+    from albert_tf.benchmark import compressed
+    loads = [os.getloadavg()[0]]   # the 1-minute load average, at every progress line
+
+    def echo(line: str) -> None:
+        print(line, flush=True)
+        loads.append(os.getloadavg()[0])
+    echo(f"--compressed: baselines {', '.join(the_plan.baselines)}; 4-bit "
+         f"{', '.join(the_plan.q4) or 'none'}; sparse {', '.join(the_plan.sparse)}; "
+         f"patterns {', '.join(patterns)}; sparsities "
+         f"{', '.join(compressed.percent(s) for s in sparsities)}")
+    rows, skipped, failed = [], {}, {}
+    for index, (name, model_dir) in enumerate(to_time, 1):
+        echo(f"[{index}/{len(to_time)}] {name}")
+        rows += compressed.benchmark_compressed(
+            name, model_dir, the_plan, sparsities, patterns, shapes, work, data_dir,
+            FLAGS.threads, min_seconds, cpu, echo=echo, skipped=skipped, failed=failed,
+            rounds=FLAGS.rounds)
+    meta = {"cpu": cpu.describe(), "threads": FLAGS.threads,
+            "1-minute load average during the run (min / median / max)":
+                f"{min(loads):.2f} / {statistics.median(loads):.2f} / {max(loads):.2f}"}
+    if skipped:
+        meta["skipped"] = "; ".join(f"{r}: {why}" for r, why in skipped.items())
+    if failed:
+        meta["failed"] = "; ".join(f"{r}: {why}" for r, why in failed.items())
+    print(compressed.write_report(FLAGS.output_dir, rows, meta), flush=True)
+    for key, value in meta.items():
+        print(f"{key}: {value}", flush=True)
     return 1 if failed else 0
 
 

@@ -52,7 +52,8 @@ class StageTraining:
 
 @dataclasses.dataclass
 class PruningConfig(StageTraining):
-    """Unstructured magnitude pruning with TF-MOT (`albert_tf.compression.pruning`).
+    """Magnitude pruning with TF-MOT (`albert_tf.compression.pruning`): unstructured,
+    N:M (``m_by_n``) or whole blocks (``block_size``).
 
     Attributes:
       schedule: ``polynomial_decay`` (TF-MOT ``PolynomialDecay``) or ``constant``
@@ -68,6 +69,15 @@ class PruningConfig(StageTraining):
       m_by_n: ``"2:4"`` for N:M structured sparsity (m zeros in every n consecutive
         input weights) instead of magnitude thresholds; kernels whose input width is
         not a multiple of n keep the unstructured schedule (reported).
+      block_size: ``"RxC"``: prune whole blocks of R consecutive inputs x C consecutive
+        outputs of each targeted Keras kernel ``[in, out]`` (TF-MOT's ``block_size``;
+        ``"1x1"`` = unstructured). TFLite's sparse FULLY_CONNECTED kernels take 1x4
+        (float) or 1x16 (int8) blocks of the ``[out, in]`` weight, i.e. ``"4x1"`` /
+        ``"16x1"`` here. Every targeted kernel must be a whole number of blocks (an
+        error naming the layer and shape otherwise, before training); not with m_by_n.
+      block_pooling: ``AVG`` or ``MAX``: a block's score is the mean or the largest
+        ``|w|`` in it (TF-MOT's ``block_pooling_type``); the schedule's sparsity is then
+        the fraction of blocks removed.
       targets: what to prune: groups (``attention`` q/k/v/output kernels, ``ffn``
         kernels, ``embedding_projection``, ``embeddings`` word table, ``pooler``,
         ``head`` task-head Dense) or exact layer names.
@@ -82,6 +92,8 @@ class PruningConfig(StageTraining):
     power: float = 3.0
     frequency: int = 100
     m_by_n: str = ""
+    block_size: str = "1x1"
+    block_pooling: str = "AVG"
     targets: typing.List[str] = dataclasses.field(
         default_factory=lambda: ["attention", "ffn", "embedding_projection"])
 
@@ -247,6 +259,27 @@ def parse_m_by_n(text: str) -> tuple[int, int] | None:
     return m, n
 
 
+BLOCK_POOLINGS = ("AVG", "MAX")
+
+
+def parse_block_size(text: str, key: str = "pruning.block_size") -> tuple[int, int]:
+    """``"16x1"`` -> ``(16, 1)``: blocks of 16 consecutive inputs x 1 output of a Keras
+    kernel ``[in, out]``; ``""`` and ``"1x1"`` -> ``(1, 1)`` (unstructured)."""
+    text = str(text).strip()
+    if not text:
+        return 1, 1
+    parts = text.lower().split("x")
+    try:
+        rows, cols = (int(p) for p in parts)
+    except ValueError:
+        raise CompressionConfigError(
+            f"{key}: expected 'RxC' such as '16x1' (R inputs x C outputs of the Keras "
+            f"[in, out] kernel; '1x1' = unstructured), got {text!r}.") from None
+    if rows < 1 or cols < 1:
+        raise CompressionConfigError(f"{key}: both sides of 'RxC' must be >= 1, got {text!r}.")
+    return rows, cols
+
+
 def _one_of(key: str, value, allowed) -> None:
     hyperparams.check_one_of(key, value, allowed, CompressionConfigError)
 
@@ -292,6 +325,13 @@ def validate_pruning(cfg: PruningConfig, key: str = "pruning") -> None:
         raise CompressionConfigError(f"{key}.begin_step: {cfg.begin_step} is not before the "
                                      f"end of training ({key}.train_steps={cfg.train_steps}).")
     parse_m_by_n(cfg.m_by_n)
+    block = parse_block_size(cfg.block_size, f"{key}.block_size")
+    _one_of(f"{key}.block_pooling", cfg.block_pooling, BLOCK_POOLINGS)
+    if block != (1, 1) and cfg.m_by_n:
+        raise CompressionConfigError(
+            f"{key}.block_size: {cfg.block_size!r} and {key}.m_by_n {cfg.m_by_n!r} are two "
+            f"different sparsity patterns; set only one ({key}.block_size=1x1 or "
+            f"{key}.m_by_n='').")
     if not cfg.targets:
         raise CompressionConfigError(f"{key}.targets: empty; name what to prune, e.g. "
                                      f"{list(PRUNE_GROUPS[:3])}.")

@@ -90,7 +90,7 @@ def precheck(model: keras.Model, ctx: Context) -> None:
         elif stage == "pruning":
             pruning.make_schedule(cfg.pruning)
             probe = build_task_model(config, ctx.task_info)
-            pruning.resolve_targets(probe, cfg.pruning.targets)
+            pruning.check_blocks(probe, cfg.pruning)   # resolves the targets first
     if ctx.inputs.is_regression and "distillation" in cfg.stages:
         raise CompressionConfigError("distillation: regression tasks are not supported yet.")
 
@@ -144,7 +144,7 @@ def run_pruning(model, ctx: Context):
     ctx.fit(pruned, cfg.train_steps, cfg.learning_rate, [pruning.PruningStepCallback(), curve])
     ctx.report["sparsity_curve"] = curve.curve
     final = pruning.strip_pruning(pruned)
-    report = pruning.sparsity_report(final, names)
+    report = pruning.sparsity_report(final, names, cfg.block_size)
     ctx.report["sparsity"] = report.as_dict()
     if ctx.config.model_dir:
         os.makedirs(ctx.config.model_dir, exist_ok=True)
@@ -166,7 +166,8 @@ def run_qat(model, ctx: Context):
     callbacks = [KeepSparsity(names)] if names else []   # prune -> QAT: zeros stay zeros
     ctx.fit(quantized, cfg.train_steps, cfg.learning_rate, callbacks)
     if callbacks:
-        kept = sparsity_report(quantized, names)
+        block = ctx.config.pruning.block_size if "pruning" in ctx.config.stages else "1x1"
+        kept = sparsity_report(quantized, names, block)
         ctx.report["sparsity_after_qat"] = kept.as_dict()
         ctx.log(f"sparsity after QAT {kept.total():.4f}")
     return quantized

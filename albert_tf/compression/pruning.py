@@ -1,4 +1,5 @@
-"""Unstructured magnitude pruning of ALBERT with TF-MOT, correct for shared layers.
+"""Magnitude pruning of ALBERT with TF-MOT (unstructured, N:M or blocks), correct for
+shared layers.
 
 TF-MOT's ``PruneLowMagnitude`` keeps its own step counter: every *training call* of
 the wrapper adds one and may update the mask. ALBERT calls its shared block L times
@@ -36,7 +37,8 @@ from tensorflow_model_optimization.python.core.sparsity.keras.prune_registry imp
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import weight_name
 from albert_tf.compression.compression_config import (PRUNE_GROUPS, CompressionConfigError,
-                                                      PruningConfig, parse_m_by_n, validate_pruning)
+                                                      PruningConfig, parse_block_size,
+                                                      parse_m_by_n, validate_pruning)
 from albert_tf.compression.graph import rewrap
 from albert_tf.layers import (AlbertEmbeddings, ClsPooler, FeedForwardBlock, SelfAttentionBlock,
                               SpanLogits)
@@ -47,6 +49,10 @@ HEAD_LAYER_NAMES = ("classifier", "regressor", "token_classifier", "choice_score
 
 class PruningTargetError(CompressionConfigError):
     """``pruning.targets`` names a layer that does not exist or cannot be pruned."""
+
+
+class BlockSizeError(CompressionConfigError):
+    """``pruning.block_size`` does not tile a targeted kernel."""
 
 
 # ----------------------------------------------------------------------------- schedule
@@ -89,6 +95,10 @@ class PruneLowMagnitudeOncePerStep(pruning_wrapper.PruneLowMagnitude):
       m_by_n: ``(m, n)`` for m zeros in every n consecutive input weights of a rank-2
         kernel whose input width is a multiple of n (other weights follow the
         schedule); the schedule then only says *when* masks are recomputed.
+      block_size / block_pooling_type: TF-MOT's block sparsity: ``(R, C)`` blocks of the
+        ``[in, out]`` kernel scored by the ``AVG`` or ``MAX`` of their ``|w|``, the
+        schedule's sparsity being the fraction of blocks removed (`block_mask`). Every
+        pruned weight must be rank 2 and a whole number of blocks (`BlockSizeError`).
     """
 
     _PRUNE_CALLBACK_ERROR_MSG = (
@@ -104,6 +114,8 @@ class PruneLowMagnitudeOncePerStep(pruning_wrapper.PruneLowMagnitude):
 
     def build(self, input_shape):
         super().build(input_shape)
+        check_block_shapes(self.layer.name, [w for w, _, _ in self.pruning_vars],
+                           self.block_size)
         self.mask_update_step = self.add_weight(
             "mask_update_step", shape=[], initializer=keras.initializers.Constant(-1),
             dtype=tf.int64, trainable=False)
@@ -112,12 +124,17 @@ class PruneLowMagnitudeOncePerStep(pruning_wrapper.PruneLowMagnitude):
         return bool(self.m_by_n) and weight.shape.rank == 2 and \
             weight.shape[0] % self.m_by_n[1] == 0 and not isinstance(self.layer, AlbertEmbeddings)
 
+    def uses_blocks(self) -> bool:
+        return tuple(self.block_size) != (1, 1)
+
     def _new_mask(self, weight):
         if self.uses_m_by_n(weight):
             rearranged = pruning_utils.weights_rearrange(weight)
             mask = pruning_utils.generate_m_by_n_mask(rearranged, self.m_by_n)
             mask = pruning_utils.m_by_n_sparsity_mask_prepare(mask, weight.shape)
             return tf.constant(0.0, weight.dtype), tf.cast(mask, weight.dtype)
+        if self.uses_blocks():
+            return block_mask(self.pruning_obj, weight, self.block_size, self.block_pooling_type)
         return self.pruning_obj._update_mask(weight)  # noqa: SLF001  (threshold, mask)
 
     def _update_masks(self):
@@ -153,6 +170,7 @@ class PruneLowMagnitudeOncePerStep(pruning_wrapper.PruneLowMagnitude):
     def get_config(self):
         config = super().get_config()
         config["m_by_n"] = list(self.m_by_n) if self.m_by_n else None
+        config["block_size"] = list(self.block_size)
         return config
 
     @classmethod
@@ -162,6 +180,38 @@ class PruneLowMagnitudeOncePerStep(pruning_wrapper.PruneLowMagnitude):
         layer = super().from_config(config)
         layer.m_by_n = tuple(m_by_n) if m_by_n else None
         return layer
+
+
+def block_mask(pruning_obj, weight, block_size, pooling: str):
+    """``(threshold, mask)`` of TF-MOT's block pruning (``Pruning._maybe_update_block_mask``)
+    for a rank-2 ``weight`` that is a whole number of ``block_size`` blocks: ``|w|``
+    pooled over each block (``AVG`` or ``MAX``), the schedule's threshold taken on the
+    pooled matrix (``Pruning._update_mask``: the same sparsity, counted in blocks), the
+    block mask expanded back. TF-MOT's own path pools with ``tf.nn.pool`` and squeezes,
+    which breaks kernels with a dimension of 1 (a ``[H, 1]`` regression head); a
+    reshape gives the same mask on every shape that the blocks tile."""
+    rows, cols = (int(d) for d in weight.shape)
+    r, c = (int(d) for d in block_size)
+    blocks = tf.reshape(tf.abs(weight), [rows // r, r, cols // c, c])
+    pool = tf.reduce_max if pooling == "MAX" else tf.reduce_mean
+    threshold, mask = pruning_obj._update_mask(pool(blocks, axis=[1, 3]))  # noqa: SLF001
+    return threshold, tf.repeat(tf.repeat(mask, r, axis=0), c, axis=1)
+
+
+def check_block_shapes(layer_name: str, weights, block_size) -> None:
+    """`BlockSizeError` unless each weight is rank 2 and tiled by ``block_size``."""
+    r, c = (int(d) for d in block_size)
+    if (r, c) == (1, 1):
+        return
+    for weight in weights:
+        shape = [int(d) for d in weight.shape]
+        if len(shape) != 2 or shape[0] % r or shape[1] % c:
+            why = ("is not a rank-2 kernel" if len(shape) != 2 else
+                   f"is not a whole number of {r}x{c} blocks")
+            raise BlockSizeError(
+                f"pruning.block_size: {r}x{c} cannot prune layer {layer_name!r}: its kernel "
+                f"{weight_name(weight)} {shape} [in, out] {why}; choose a block that divides "
+                "it or leave the layer out of pruning.targets.")
 
 
 def _call_args(layer) -> list[str]:
@@ -317,14 +367,32 @@ def prune_model(model: keras.Model, cfg: PruningConfig) -> keras.Model:
     """
     schedule = make_schedule(cfg)
     names = set(resolve_targets(model, cfg.targets))
+    check_blocks(model, cfg, names)
     m_by_n = parse_m_by_n(cfg.m_by_n)
+    block = parse_block_size(cfg.block_size)
 
     def wrap(layer):
         if layer.name in names:
-            return PruneLowMagnitudeOncePerStep(layer, pruning_schedule=schedule, m_by_n=m_by_n)
+            return PruneLowMagnitudeOncePerStep(layer, pruning_schedule=schedule, m_by_n=m_by_n,
+                                                block_size=block,
+                                                block_pooling_type=cfg.block_pooling)
         return layer
 
     return rewrap(keras.models.clone_model(model, clone_function=wrap), model)
+
+
+def check_blocks(model: keras.Model, cfg: PruningConfig, names: Iterable[str] | None = None):
+    """`BlockSizeError` (one line: the layer, its kernel, the shape) unless
+    ``cfg.block_size`` tiles every kernel that ``cfg.targets`` select in ``model``
+    (``names``: those layers, else `resolve_targets`, which raises for a bad target);
+    checked before anything is wrapped or trained."""
+    names = list(names) if names is not None else resolve_targets(model, cfg.targets)
+    block = parse_block_size(cfg.block_size)
+    if block == (1, 1):
+        return
+    layers = {layer.name: layer for layer in model.layers}
+    for name in names:
+        check_block_shapes(name, prunable_weights_of(layers[name]), block)
 
 
 def pruned_weight_names(model: keras.Model) -> list[str]:
@@ -346,39 +414,71 @@ def strip_pruning(model: keras.Model) -> keras.Model:
 
 @dataclasses.dataclass
 class SparsityReport:
-    """Per-weight sparsity (fraction of exact zeros) of the pruned weights."""
+    """Per-weight sparsity (fraction of exact zeros) of the pruned weights, and whether
+    each one's zeros form whole ``block_size`` blocks (`is_block_sparse`; ``None`` for a
+    weight that the blocks do not tile)."""
 
     sparsity: dict[str, float]
     sizes: dict[str, int]
+    block_size: str = "1x1"
+    block_sparse: dict[str, bool | None] = dataclasses.field(default_factory=dict)
 
     def total(self) -> float:
         n = sum(self.sizes.values())
         return sum(self.sparsity[k] * self.sizes[k] for k in self.sparsity) / max(n, 1)
 
     def table(self) -> str:
-        lines = ["| weight | shape elements | sparsity |", "|---|---|---|"]
-        lines += [f"| {name} | {self.sizes[name]} | {value:.4f} |"
+        blocks = f"whole {self.block_size} blocks"
+        lines = [f"| weight | shape elements | sparsity | {blocks} |", "|---|---|---|---|"]
+        lines += [f"| {name} | {self.sizes[name]} | {value:.4f} | "
+                  f"{_yes_no(self.block_sparse.get(name))} |"
                   for name, value in sorted(self.sparsity.items())]
         lines.append(f"| **all pruned weights** | {sum(self.sizes.values())} | "
-                     f"{self.total():.4f} |")
+                     f"{self.total():.4f} | {_yes_no(self.all_block_sparse())} |")
         return "\n".join(lines)
 
+    def all_block_sparse(self) -> bool | None:
+        values = list(self.block_sparse.values())
+        return None if not values or None in values else all(values)
+
     def as_dict(self) -> dict:
-        return {"weights": self.sparsity, "total": self.total()}
+        return {"weights": self.sparsity, "total": self.total(), "block_size": self.block_size,
+                "block_sparse": self.block_sparse, "all_block_sparse": self.all_block_sparse()}
 
 
-def sparsity_report(model: keras.Model, names: Iterable[str]) -> SparsityReport:
-    """Sparsity of each named weight of ``model`` (stripped or not)."""
+def _yes_no(value: bool | None) -> str:
+    return "n/a" if value is None else ("yes" if value else "no")
+
+
+def sparsity_report(model: keras.Model, names: Iterable[str],
+                    block_size: str = "1x1") -> SparsityReport:
+    """Sparsity of each named weight of ``model`` (stripped or not), and whether its zeros
+    form whole ``block_size`` blocks (``"RxC"`` of the ``[in, out]`` kernel)."""
+    block = parse_block_size(block_size)
     by_name = {weight_name(w): w for w in model.weights}
     missing = [n for n in names if n not in by_name]
     if missing:
         raise KeyError(f"weights {missing[:5]} are not in the model.")
-    sparsity, sizes = {}, {}
+    sparsity, sizes, block_sparse = {}, {}, {}
     for name in names:
         value = by_name[name].numpy()
         sparsity[name] = float(np.mean(value == 0.0))
         sizes[name] = int(value.size)
-    return SparsityReport(sparsity, sizes)
+        block_sparse[name] = is_block_sparse(value, block)
+    return SparsityReport(sparsity, sizes, f"{block[0]}x{block[1]}", block_sparse)
+
+
+def is_block_sparse(weight: np.ndarray, block_size: tuple[int, int]) -> bool | None:
+    """True when every ``(R, C)`` block of a rank-2 ``[in, out]`` weight is all zero or
+    holds no zero (its zeros are whole blocks); ``None`` when the blocks do not tile it
+    (or it is not rank 2). Always True for ``(1, 1)``."""
+    weight = np.asarray(weight)
+    r, c = block_size
+    if weight.ndim != 2 or weight.shape[0] % r or weight.shape[1] % c:
+        return None
+    zeros = (weight == 0).reshape(weight.shape[0] // r, r, weight.shape[1] // c, c)
+    count = zeros.sum(axis=(1, 3))
+    return bool(np.all((count == 0) | (count == r * c)))
 
 
 def is_m_by_n(weight: np.ndarray, m_by_n: tuple[int, int]) -> bool:

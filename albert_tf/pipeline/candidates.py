@@ -55,11 +55,13 @@ class Compression:
       stage: the albert-tf-compress stage (``pruning``, ``structured``,
         ``distillation``, ``qat``).
       sparsity: the final sparsity (pruning only).
+      block_size: ``pruning.block_size`` (pruning only; "" = unstructured).
     """
 
     label: str
     stage: str
     sparsity: float = 0.0
+    block_size: str = ""
 
     def candidate(self, model: str) -> str:
         return f"{model}+{self.label}"
@@ -67,13 +69,22 @@ class Compression:
 
 def compressions(compress: CompressConfig) -> list[Compression]:
     """The compressions ``compress`` asks for, in a fixed order."""
-    out = [Compression(f"prune{s:g}", "pruning", s) for s in compress.prune_sparsities]
+    block = prune_block(compress)
+    out = [Compression(f"prune{s:g}" + (f"_{block}" if block else ""), "pruning", s, block)
+           for s in compress.prune_sparsities]
     for enabled, label, stage in ((compress.structured, "structured", "structured"),
                                   (compress.distill, "distill", "distillation"),
                                   (compress.qat, "qat", "qat")):
         if enabled:
             out.append(Compression(label, stage))
     return out
+
+
+def prune_block(compress: CompressConfig) -> str:
+    """``compress.prune_block_size`` as ``"RxC"``; "" when unstructured (""/"1x1")."""
+    from albert_tf.compression.compression_config import parse_block_size
+    rows, cols = parse_block_size(compress.prune_block_size, "compress.prune_block_size")
+    return "" if (rows, cols) == (1, 1) else f"{rows}x{cols}"
 
 
 def compressed_models(config: PipelineConfig) -> list[str]:
@@ -152,8 +163,9 @@ def stage_settings(config: PipelineConfig, compression: Compression, model: str,
                    out_dir: str) -> dict[str, Any]:
     """The pipeline's overrides of the compression stage's own section."""
     if compression.stage == "pruning":
+        block = {"block_size": compression.block_size} if compression.block_size else {}
         return {"schedule": "polynomial_decay", "initial_sparsity": 0.0,
-                "final_sparsity": compression.sparsity, **pruning_schedule(steps)}
+                "final_sparsity": compression.sparsity, **pruning_schedule(steps), **block}
     if compression.stage == "structured":
         return structured_settings(steps, load_config(model).num_attention_heads)
     if compression.stage == "distillation":

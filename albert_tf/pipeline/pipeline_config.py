@@ -112,6 +112,12 @@ class CompressConfig:
       models: the finetuned models to compress ([] = every ``pretrain.models``).
       prune_sparsities: one magnitude-pruned model (TF-MOT PolynomialDecay) per final
         sparsity, each in (0, 1); [] = no pruning.
+      prune_block_size: ``"RxC"`` block sparsity of those pruned models
+        (``pruning.block_size`` of albert-tf-compress: R inputs x C outputs of each
+        Keras ``[in, out]`` kernel; ``"16x1"`` / ``"4x1"`` are the 1x16 int8 / 1x4 float
+        blocks of TFLite's sparse FULLY_CONNECTED kernels); their candidates are named
+        ``prune<sparsity>_<RxC>`` (``prune0.9_16x1``). "" or "1x1" = unstructured
+        (``prune0.9``). Each compressed model's kernels must be whole blocks.
       structured: remove 25% of the attention heads (none when that rounds to zero
         heads, i.e. fewer than 3) and 50% of the FFN neurons, then fine-tune.
       distill: distil the finetuned model (the teacher) into ``distill_student``.
@@ -132,6 +138,7 @@ class CompressConfig:
 
     models: list[str] = dataclasses.field(default_factory=list)
     prune_sparsities: list[float] = dataclasses.field(default_factory=lambda: [0.5, 0.8])
+    prune_block_size: str = ""
     structured: bool = True
     distill: bool = True
     distill_student: str = ""
@@ -301,6 +308,31 @@ def _check_quantizations(key: str, quantizations: list[str]) -> None:
             raise ConfigValueError(f"{key}: {quantization!r} is not one of {allowed}{hint}.")
 
 
+def _check_block_size(compress: CompressConfig, models: list[str]) -> None:
+    """``compress.prune_block_size`` parses and tiles the pruned encoder kernels of every
+    compressed model (``[H, H]``, ``[H, I]``, ``[I, H]``, ``[E, H]``: what
+    compress_sst2_pruning's targets select); albert-tf-compress checks the real model
+    again before it trains."""
+    from albert_tf.compression.compression_config import (CompressionConfigError,
+                                                          parse_block_size)
+    from albert_tf.config import load_config
+    key = "compress.prune_block_size"
+    try:
+        rows, cols = parse_block_size(compress.prune_block_size, key)
+    except CompressionConfigError as e:
+        raise ConfigValueError(str(e)) from None
+    if (rows, cols) == (1, 1) or not compress.prune_sparsities:
+        return
+    for model in compress.models or models:
+        c = load_config(model)
+        h, i, e = c.hidden_size, c.intermediate_size, c.embedding_size
+        for shape in ((h, h), (h, i), (i, h), (e, h)):
+            if shape[0] % rows or shape[1] % cols:
+                raise ConfigValueError(
+                    f"{key}: {rows}x{cols} does not tile {model}'s [in, out] kernel "
+                    f"{list(shape)} (H={h}, I={i}, E={e}); choose a block that divides it.")
+
+
 def _check_compress(compress: CompressConfig, models: list[str]) -> None:
     for sparsity in compress.prune_sparsities:
         if not 0.0 < sparsity < 1.0:
@@ -313,6 +345,7 @@ def _check_compress(compress: CompressConfig, models: list[str]) -> None:
     if unknown:
         raise ConfigValueError(f"compress.models: {unknown} are not in pretrain.models "
                                f"{models}; list some of those, or [] for all.")
+    _check_block_size(compress, models)
     if compress.enabled and compress.seconds <= 0:
         raise ConfigValueError(f"compress.seconds: must be positive, got {compress.seconds}.")
     if compress.steps < 0:
