@@ -35,6 +35,10 @@ INSTALL_REQUIRES = [
 
 OPENVINO = ["openvino>=2026.4,<2027", "openvino-tokenizers>=2026.4,<2027", "nncf>=3.4,<4"]
 ONNX = ["onnx>=1.23,<2", "onnxruntime>=1.31,<2"]
+# AI Edge Quantizer: 4-bit weights for our TFLite export (albert-tf-benchmark's tflite_q4,
+# XNNPACK's QD8 x QC4W kernels). 0.10 requires ai-edge-litert==2.3.0 exactly: a LiteRT bump
+# moves it too.
+QUANTIZER = ["ai-edge-quantizer>=0.10,<0.11"]
 # albert-tf-create-pretraining-data --runner=beam (albert_tf/data/pretraining_beam.py).
 # Beam needs protobuf<7 (TensorFlow takes >=6.31.1,<8: constraints.txt pins a 6.33.x), and
 # sentencepiece 0.2.3's generated model proto refuses a protobuf runtime older than 7.36
@@ -62,6 +66,7 @@ EXTRAS_REQUIRE = {
         # benchmark's peers; tests check the ONNX and OpenVINO exports too.
         *PEERS,
         *BEAM,                          # tests/test_data_beam.py
+        *QUANTIZER,                     # tests/test_benchmark_q4_tflite.py
     ],
     # albert-tf-benchmark's peers (pip install 'albert-tf[peers]'): without them it times
     # only our artifacts and names each skipped peer.
@@ -71,6 +76,8 @@ EXTRAS_REQUIRE = {
     "openvino": OPENVINO,
     # The ONNX export (albert-tf-export --format=onnx) and its runner (OnnxClassifier).
     "onnx": ONNX,
+    # 4-bit TFLite weights (albert-tf-benchmark --runtimes=tflite_q4).
+    "quantizer": QUANTIZER,
     # The Apache Beam runner of albert-tf-create-pretraining-data (--runner=beam).
     "beam": BEAM,
 }

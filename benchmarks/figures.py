@@ -142,6 +142,8 @@ for _name, _target, _minutes, _module in (
         ("openvino-sparse-weights", ("docs/compression.md", "Sparse kernels: what pruning buys "
                                      "in TFLite (issue #28, measured)"), 15,
          "openvino_sparse.py"),
+        ("deepsparse-anchor", ("docs/compression.md", "DeepSparse 1.8: the sparse-CPU anchor "
+                               "(issue #28, measured)"), 60, "deepsparse_anchor.py"),
         ("sparsity-albert-vs-bert", ("docs/compression.md", "Accuracy vs sparsity: ALBERT vs "
                                      "BERT (issue #28, measured)"), 23,
          "sparsity_albert_vs_bert.py"),

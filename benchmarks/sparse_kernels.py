@@ -19,7 +19,7 @@ Prints one row per (variant, sparsity): file MiB, median ms, and the speed-up ov
 int8 on XNNPACK (the artifact a sparse one must beat). Synthetic weights (random values, the
 blocks of least magnitude pruned: `albert_tf.benchmark.compressed.prune_kernel`, which
 ``albert-tf-benchmark --compressed`` prunes whole models with; sparse files made by
-`albert_tf.benchmark.artifacts.sparsify_bytes`): the kernels' speed does not depend on the
+`albert_tf.export.sparsity.sparsify_bytes`): the kernels' speed does not depend on the
 values.
 
     python benchmarks/figures.py sparse-kernels [--seq=128] [--threads=2]
@@ -34,7 +34,7 @@ import sys
 import numpy as np
 
 from albert_tf.benchmark.compressed import DEFAULT_SPARSITIES as SPARSITIES
-from albert_tf.benchmark.artifacts import sparsify_bytes
+from albert_tf.export.sparsity import sparsify_bytes
 from albert_tf.benchmark.compressed import prune_kernel
 from albert_tf.benchmark.cpu import cpu_info
 
@@ -44,7 +44,7 @@ PATTERNS = {"fp32": "1x4", "int8": "1x16"}     # the sparse kernels TFLite has
 
 def layer_model(seq: int, sparsity: float, pattern: str, seed: int = 0):
     """A functional Keras model of one layer's six matmuls, weights pruned to ``pattern``
-    (`albert_tf.benchmark.compressed.PATTERNS`)."""
+    (`albert_tf.export.sparsity.PATTERNS`)."""
     from albert_tf.backend import keras
     rng = np.random.default_rng(seed)
     x = keras.Input((seq, HIDDEN), batch_size=1)

@@ -4,7 +4,8 @@ smaller and computes what the pruned float model computes, the summary line and 
 and bad input answered in one line before any work.
 
 One real run of the binary on a tiny ALBERT (a few seconds: the dense baseline is TFLite
-dynamic range, which needs no calibration; one pattern, one sparsity)."""
+dynamic range, which needs no calibration; one pattern, one sparsity, one structured recipe:
+tests/test_benchmark_compressed_structured.py tests the recipes)."""
 
 from __future__ import annotations
 
@@ -82,12 +83,14 @@ def test_pruning_gives_the_sparsity_in_the_blocks_and_prunes_the_shared_block_on
 
 @pytest.fixture(scope="module")
 def run(model_dir, tmp_path_factory):
-    """One ``--compressed`` run: dense int8 baseline tflite_dynamic; tflite_sparse (1x4)."""
+    """One ``--compressed`` run: dense int8 baseline tflite_dynamic; tflite_sparse (1x4);
+    half the heads and FFN neurons removed (``heads50_ffn50``) on tflite_dynamic."""
     out = tmp_path_factory.mktemp("compressed_run") / "bench"
     result = subprocess.run(
         [sys.executable, "-m", "albert_tf.bin.benchmark", "--compressed", "--models=",
          f"--model_dirs={model_dir}", "--runtimes=tflite_dynamic,tflite_sparse",
          "--patterns=1x4", f"--sparsities={SPARSITY}", f"--shapes=1x{SEQ}",
+         "--structured=heads50_ffn50",
          "--min_seconds=0.1", f"--output_dir={out}"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out, result.stdout
@@ -98,17 +101,29 @@ def test_the_summary_line_and_the_table(run):
     lines = stdout.splitlines()
     summary = [s for s in lines if s.startswith(compressed.SUMMARY)]
     assert len(summary) == 1, stdout[-3000:]
+    structured = "structured heads 2/4, ffn 32/64"   # albert_tiny: 4 heads, I=64
     match = re.fullmatch(r"compressed speedup over dense int8: albert_tiny 1 x 16 (\d+\.\d\d)x "
-                         r"\(tflite_sparse, 1x4 75% sparse\)", summary[0])
+                         rf"\((tflite_sparse, 1x4 75% sparse|tflite_dynamic, {structured})\)",
+                         summary[0])
     assert match, summary
     table = [s for s in lines if s.startswith("| albert_tiny |")]
     assert [s.split(" | ")[2:5] for s in table] == [
-        ["tflite_dynamic", "dense int8 (baseline)", "-"], ["tflite_sparse", "1x4", "75%"]]
+        ["tflite_dynamic", "dense int8 (baseline)", "-"], ["tflite_sparse", "1x4", "75%"],
+        ["tflite_dynamic", structured, "-"]]
     assert table[0].endswith("| 1.00x |")
-    assert table[1].endswith(f"| {match.group(1)}x |")
+    # the summary names the faster of the two compressed rows, with its speed-up
+    speedups = [float(s.split(" | ")[-1].rstrip("x |")) for s in table[1:]]
+    best = table[1 + speedups.index(max(speedups))]
+    assert best.endswith(f"| {match.group(1)}x |") and best.split(" | ")[3] in summary[0]
     assert any(s.startswith("1-minute load average during the run") for s in lines)
     report = (out / "compressed.md").read_text()
-    assert summary[0] in report and table[1] in report
+    assert summary[0] in report and table[1] in report and table[2] in report
+    # the structured copy's TFLite file is physically smaller than the dense model's
+    dense = list((out / "artifacts" / "albert_tiny" / "tflite_dynamic").rglob("*.tflite"))
+    small = list((out / "artifacts" / "albert_tiny" / "structured" / "heads50_ffn50"
+                  ).rglob("tflite_dynamic/**/*.tflite"))
+    assert len(dense) == len(small) == 1, (dense, small)
+    assert small[0].stat().st_size < dense[0].stat().st_size
 
 
 def test_the_sparse_tflite_file_is_smaller_and_computes_the_pruned_model(run):
@@ -151,10 +166,10 @@ def test_the_sparse_tflite_file_is_smaller_and_computes_the_pruned_model(run):
     (["--sparsities=0.5,1.2"], "--sparsities: '1.2' is not a fraction in (0, 1)"),
     (["--patterns=1x4,2x2"], "--patterns: unknown pattern '2x2'; use unstructured, 1x4, "
                              "1x16."),
-    (["--runtimes=tflite_dynamic,ort_q4"], "--compressed: none of "
+    (["--runtimes=tflite_dynamic,ort_q4", "--structured=none"], "--compressed: none of "
      "--runtimes=tflite_dynamic,ort_q4 runs a pruning pattern of "
      "--patterns=unstructured,1x4,1x16; the targets that do: tflite_sparse (1x4); "
-     "tflite_sparse_int8 (1x16); ir_int8_sparse (unstructured)."),
+     "tflite_sparse_int8 (1x16); ir_int8_sparse (unstructured); and --structured=none."),
 ])
 def test_bad_input_is_one_line_before_any_work(flags, message, tmp_path):
     out = tmp_path / "bench"

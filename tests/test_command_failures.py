@@ -121,6 +121,23 @@ CASES = [
          "--model_dir={model} --format=tflight --output=out", "--format=tflight", "tflite"),
     case("export-zero-batch", "albert-tf-export",
          "--model_dir={model} --format=onnx --output=out --batch_size=0", "--batch_size=0"),
+    # Sparse weights (--sparse_weights): a runtime without sparse kernels for the pattern is
+    # refused before anything is read, naming the exports that run it; a model whose zeros
+    # do not form it, after reading the model.
+    case("export-sparse-weights-onnx", "albert-tf-export",
+         "--model_dir={model} --format=onnx --output=out --sparse_weights=1x16",
+         "--sparse_weights=1x16 --format=onnx: ONNX Runtime multiplies the zeros",
+         "sparse weights run on: tflite none (1x4), tflite int8 (1x16), openvino int8 "
+         "(unstructured, AMX CPUs)."),
+    case("export-sparse-weights-int8-1x4", "albert-tf-export",
+         "--model_dir={model} --format=tflite --quantization=int8 --output=out "
+         "--sparse_weights=1x4", "--sparse_weights=1x4 --format=tflite --quantization=int8",
+         "takes 1x16 blocks", "1x4 runs on: tflite none (1x4), openvino int8 (unstructured, "
+         "AMX CPUs)."),
+    case("export-sparse-weights-dense-model", "albert-tf-export",
+         "--model_dir={model} --format=tflite --quantization=int8 --output=out "
+         "--sparse_weights=auto", "--sparse_weights=auto: the model has 0.0% zeros",
+         "prune it first"),
     # Compress and convert take model directories too.
     case("compress-missing-model", "albert-tf-compress",
          f"--init_model={{missing}} --model_dir=out --stages=pruning {DATA}",

@@ -43,11 +43,16 @@ def batches(bench, data_dir):
 
 
 @pytest.fixture(scope="module")
-def exports(bench, tmp_path_factory):
+def exports(tmp_path_factory):
     # seq 32 (SST-2 dev: mean 30 ids, longer sentences truncate), TFLite buckets 16 and 32 of
     # static batch 2: the runner's bucketing, batching and padding all run under threads.
-    return bench.build_exports(str(tmp_path_factory.mktemp("concurrency")), "albert_tiny",
-                               seq_length=32, tflite_batch=2, seq_lengths=[16, 32])
+    # The script's `build_exports`, built once per session and shared read-only with the
+    # serving tests (tests/serving_models.py).
+    from serving_models import SEQ, TFLITE_BATCH, TFLITE_LENGTHS, served_head
+    assert (SEQ, TFLITE_LENGTHS, TFLITE_BATCH) == (32, [16, 32], 2)
+    built = served_head(tmp_path_factory, "classification")
+    return {"model_dir": built["model_dir"], "saved_model": built["path"],
+            "tflite": built["tflite"]}
 
 
 def _check(result, threads):

@@ -28,9 +28,18 @@ INT8_AGREEMENT = 0.97
 
 
 @pytest.fixture(scope="module")
-def float_export(model_dir, source, tmp_path_factory):
+def work(tmp_path_factory):
+    """The benchmark's work directory for the classifier (``<work>/<name>`` for
+    `benchmark_end_to_end(name, ...)`): `float_export` is written where its
+    `ArtifactBuilder` keeps the ``ir_none`` export, so the benchmark tests below time this
+    export instead of exporting the same model again."""
+    return tmp_path_factory.mktemp("bench")
+
+
+@pytest.fixture(scope="module")
+def float_export(model_dir, source, work):
     from albert_tf.export.openvino import export_openvino
-    return export_openvino(model_dir, str(tmp_path_factory.mktemp("ov") / "float"),
+    return export_openvino(model_dir, str(work / "tiny" / "sst2_classifier" / "ir_none"),
                            source=source)
 
 
@@ -128,15 +137,17 @@ def test_classifier_on_raw_text_gives_keras_labels(float_export, source, dev):
         classifier.predict(["a"], ["b"])
 
 
-def test_benchmark_worker_times_our_ir_without_tensorflow(model_dir, data_dir,
-                                                          tmp_path):
+def test_benchmark_worker_times_our_ir_without_tensorflow(model_dir, data_dir, work,
+                                                          float_export):
     from albert_tf.benchmark import targets
     from albert_tf.benchmark.artifacts import ArtifactBuilder
     from albert_tf.benchmark.suite import file_size, time_in_worker
     assert {"ir_none", "ir_bf16", "ir_int8"} <= set(targets.names())
     assert targets.get("ir_int8").integer and targets.get("ir_bf16").arithmetic == "bf16"
-    builder = ArtifactBuilder(model_dir, str(tmp_path), data_dir, echo=lambda s: None)
-    runtime, xml = builder.artifact("ir_none", [(1, 16)])
+    builder = ArtifactBuilder(model_dir, str(work / "tiny" / "sst2_classifier"), data_dir,
+                              echo=lambda s: None)
+    runtime, xml = builder.artifact("ir_none", [(1, 16)])   # float_export's
+    assert xml == os.path.join(float_export, "model.xml")
     assert runtime == "openvino" and xml.endswith("model.xml")       # at the f32 hint
     assert builder.artifact("ir_bf16", [(1, 16)]) == ("openvino_bf16", xml)
     size = os.path.getsize(xml) + os.path.getsize(xml[:-len(".xml")] + ".bin")
@@ -148,10 +159,11 @@ def test_benchmark_worker_times_our_ir_without_tensorflow(model_dir, data_dir,
     assert all(r["median_ms"] > 0 for r in timed["results"])
 
 
-def test_sst2_end_to_end_runs_our_ir_like_tflite(model_dir, source, dev, data_dir,
-                                                tmp_path, monkeypatch):
+def test_sst2_end_to_end_runs_our_ir_like_tflite(model_dir, source, dev, data_dir, work,
+                                                float_export, monkeypatch):
     """albert-tf-benchmark --sst2_end_to_end's driver with an ir_* runtime: the IR exported
-    from the classifier, all dev sentences through OpenVinoClassifier in a worker process."""
+    from the classifier (`float_export`, where the driver's builder keeps it), all dev
+    sentences through OpenVinoClassifier in a worker process."""
     from albert_tf.benchmark import end_to_end
     from albert_tf.benchmark.end_to_end import benchmark_end_to_end, load_sst2_dev, sst2_dev_file
     results = []
@@ -161,7 +173,7 @@ def test_sst2_end_to_end_runs_our_ir_like_tflite(model_dir, source, dev, data_di
         return results[-1]
     run_in_worker = end_to_end.run_in_worker
     monkeypatch.setattr(end_to_end, "run_in_worker", recording)
-    (row,) = benchmark_end_to_end("tiny", model_dir, [], [8], [16, SEQ], str(tmp_path),
+    (row,) = benchmark_end_to_end("tiny", model_dir, [], [8], [16, SEQ], str(work),
                                   data_dir, threads=1, min_seconds=0.05, echo=lambda s: None,
                                   servers=["ir_none"])
     assert (row.quantization, row.batch, row.buckets, row.sentences) == (

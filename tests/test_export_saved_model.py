@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import os
-import shutil
 import subprocess
 import sys
 
@@ -46,15 +45,16 @@ def make_model_dir(path: str, head: str = "classification", vocab: bool = True):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    from albert_tf.export.saved_model import export_saved_model
-    root = tmp_path_factory.mktemp("export")
-    model_dir = str(root / "sst2_model")
-    model = make_model_dir(model_dir)
-    path = export_saved_model(model_dir, str(root / "serving"))
+    """The classifier's model directory and its export, built once per session and shared
+    read-only with tests/test_fuzz_serving.py and tests/test_concurrency.py
+    (`tests/serving_models.py`)."""
+    from albert_tf.checkpoints import load_task_model
+    from serving_models import served_head
+    built = served_head(tmp_path_factory, "classification")
     import tensorflow_text  # noqa: F401
     from albert_tf.backend import tf
-    return {"root": root, "model_dir": model_dir, "model": model, "path": path,
-            "loaded": tf.saved_model.load(path)}
+    return dict(built, model=load_task_model(built["model_dir"])[0],
+                loaded=tf.saved_model.load(built["path"]))
 
 
 def keras_probs(model, texts):
@@ -127,8 +127,8 @@ def test_bad_input_is_answered(exported):
 def test_missing_vocabulary_is_a_clear_error_before_writing(exported, tmp_path):
     from albert_tf.export import ExportError
     from albert_tf.export.saved_model import export_saved_model
-    bad = str(tmp_path / "no_vocab")
-    shutil.copytree(exported["model_dir"], bad)
+    from session_builds import writable_copy
+    bad = writable_copy(exported["model_dir"], str(tmp_path / "no_vocab"))
     os.remove(os.path.join(bad, "vocab.model"))
     with pytest.raises(ExportError, match="vocab.model"):
         export_saved_model(bad, str(tmp_path / "out"))
@@ -215,12 +215,13 @@ def test_saved_model_cli_show_and_run(exported):
     assert "Result for output key probabilities" in run.stdout
 
 
-def test_span_and_pretrained_exports(tmp_path):
+def test_span_and_pretrained_exports(tmp_path_factory):
+    """The span and pretrained models' exports (shared with tests/test_fuzz_serving.py:
+    `tests/serving_models.py`)."""
     import tensorflow_text  # noqa: F401
     from albert_tf.backend import tf
-    from albert_tf.export.saved_model import export_saved_model
-    make_model_dir(str(tmp_path / "squad"), head="span")
-    path = export_saved_model(str(tmp_path / "squad"), str(tmp_path / "serving"))
+    from serving_models import served_head
+    path = served_head(tmp_path_factory, "span")["path"]
     fn = tf.saved_model.load(path).signatures["serving_default"]
     assert sorted(fn.structured_input_signature[1]) == ["context", "question"]
     out = fn(question=tf.constant(["who wrote it ?", ""]),
@@ -228,8 +229,7 @@ def test_span_and_pretrained_exports(tmp_path):
     start, end = out["start_index"].numpy(), out["end_index"].numpy()
     assert start[0] >= 6 and end[0] >= start[0] and end[0] - start[0] < 30
     assert start[1] == -1 and out["answer"].numpy()[1] == b""
-    make_model_dir(str(tmp_path / "pre"), head="pretraining")
-    path = export_saved_model(str(tmp_path / "pre"), str(tmp_path / "serving"))
+    path = served_head(tmp_path_factory, "pretraining")["path"]
     loaded = tf.saved_model.load(path)
     assert sorted(loaded.signatures) == ["encode", "mlm", "serving_default", "tokenize"]
     ids = loaded.signatures["tokenize"](text=tf.constant(["a [MASK] film"]))

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzing import fuzz_examples
-from test_export_saved_model import SEQ, VOCAB, make_model_dir
+from test_export_saved_model import SEQ, VOCAB
 
 STRINGS: collections.Counter = collections.Counter()
 
@@ -66,27 +66,34 @@ class Fixture(dict):
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The four heads exported and loaded (classification, regression on pairs, span,
-    pretrained), with the classifier's Keras model and the Python tokenizer."""
+    pretrained), with the classifier's Keras model and the Python tokenizer. The
+    classification, span and pretrained exports are tests/test_export_saved_model.py's
+    (built once per session: `tests/serving_models.py`)."""
     import albert_tf
     import tensorflow_text  # noqa: F401  (its ops)
     from albert_tf.backend import tf
-    from albert_tf.checkpoints import TaskInfo
+    from albert_tf.checkpoints import TaskInfo, load_task_model
     from albert_tf.export.saved_model import export_saved_model
     from albert_tf.text.tokenizer import AlbertTokenizer
+    from serving_models import served_head
     root = tmp_path_factory.mktemp("fuzz_serving")
     out = Fixture(models={}, fns={}, dirs={}, tokenizer=AlbertTokenizer(VOCAB))
     for head in ("classification", "regression", "span", "pretraining"):
-        path = str(root / head)
         if head == "regression":
+            path = str(root / head)
             config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
-            model = albert_tf.build_regressor(config)
-            albert_tf.save_model_dir(model, path, vocab_file=VOCAB, task_info=TaskInfo(
-                "stsb", "regression", None, SEQ, text_pair=True))
+            out["models"][head] = albert_tf.build_regressor(config)
+            albert_tf.save_model_dir(out["models"][head], path, vocab_file=VOCAB,
+                                     task_info=TaskInfo("stsb", "regression", None, SEQ,
+                                                        text_pair=True))
+            export = export_saved_model(path, str(root / "serving"), name=head)
         else:
-            model = make_model_dir(path, head=head)
-        loaded = tf.saved_model.load(export_saved_model(path, str(root / "serving"), name=head))
-        out["models"][head], out["dirs"][head] = model, path
-        out["fns"][head] = loaded.signatures
+            built = served_head(tmp_path_factory, head)
+            path, export = built["model_dir"], built["path"]
+            if head == "classification":     # (the Keras model the export must equal)
+                out["models"][head] = load_task_model(path)[0]
+        out["dirs"][head] = path
+        out["fns"][head] = tf.saved_model.load(export).signatures
     yield out
     print(f"\nstrings run per entry point: {dict(STRINGS)}")
 
@@ -203,10 +210,12 @@ def test_empty_batches(served):
 # ------------------------------------------------------------------------ TFLite runner
 @pytest.fixture(scope="module")
 def lite(served, tmp_path_factory):
-    from albert_tf.export.tflite import export_tflite
+    """The classifier's float TFLite export (buckets 16 and `SEQ`, static batch 2), shared
+    with tests/test_concurrency.py (`tests/serving_models.py`)."""
     from albert_tflite.runner import TFLiteRunner
-    out = str(tmp_path_factory.mktemp("fuzz_lite") / "float")
-    export_tflite(served["dirs"]["classification"], out, seq_lengths=[16, SEQ], batch_size=2)
+    from serving_models import TFLITE_BATCH, TFLITE_LENGTHS, served_head
+    assert (TFLITE_LENGTHS, TFLITE_BATCH) == ([16, SEQ], 2)
+    out = served_head(tmp_path_factory, "classification")["tflite"]
     return Fixture(runner=TFLiteRunner(out, num_threads=1), path=out)
 
 

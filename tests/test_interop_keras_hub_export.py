@@ -13,13 +13,17 @@ imported only here and in the interop module.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import itertools
 import json
 import os
+import pathlib
 import random
 import re
 import shutil
+import types
 
 import numpy as np
 import pytest
@@ -67,6 +71,17 @@ def export(model_dir: str, out, capsys) -> tuple[int, str, str]:
     status = run_conversion(None, "keras_hub", model_dir, str(out))
     captured = capsys.readouterr()
     return status, captured.out, captured.err
+
+
+def export_once(model_dir: str, out) -> types.SimpleNamespace:
+    """`export` for a module fixture (no ``capsys`` there): the preset at ``out`` and the
+    conversion's ``status``, ``out`` and ``err``, shared read-only by the tests that
+    read the same model directory's preset."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        status = run_conversion(None, "keras_hub", model_dir, str(out))
+    return types.SimpleNamespace(path=str(out), status=status, out=stdout.getvalue(),
+                                 err=stderr.getvalue())
 
 
 @pytest.fixture(scope="module")
@@ -124,14 +139,26 @@ def max_diffs(model_dir: str, backbone, ids: list[list[int]]) -> dict[str, float
 
 
 # ----------------------------------------------------------------- (a) outputs match
-def test_albert_preset_matches_ours_on_sst2(albert_dir, sentences, tmp_path, capsys):
-    status, out, _ = export(albert_dir, tmp_path / "kh", capsys)
+@pytest.fixture(scope="module")
+def albert_export(albert_dir, tmp_path_factory) -> types.SimpleNamespace:
+    """`albert_dir` exported once (`export_once`): the tests below read its preset."""
+    return export_once(albert_dir, tmp_path_factory.mktemp("albert_preset") / "kh")
+
+
+@pytest.fixture(scope="module")
+def bert_export(bert_dir, tmp_path_factory) -> types.SimpleNamespace:
+    """`bert_dir` exported once (`export_once`): the tests below read its preset."""
+    return export_once(bert_dir, tmp_path_factory.mktemp("bert_preset") / "kh")
+
+
+def test_albert_preset_matches_ours_on_sst2(albert_dir, albert_export, sentences):
+    status, out = albert_export.status, albert_export.out
     assert status == 0, out
     assert "-> keras-hub AlbertBackbone preset" in out
     assert "summary: 73 mapped, 7 skipped, 0 unknown, 0 missing" in out
     assert ("mapped   group_1_inner_1_attention/query/kernel [32, 32] -> "
             "group_1_inner_layer_1/self_attention_layer/query/kernel (reshape)") in out
-    backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "kh"))
+    backbone = keras_hub.models.AlbertBackbone.from_preset(albert_export.path)
     assert backbone.num_groups == 2 and backbone.num_inner_repetitions == 2
     tokenizer = AlbertTokenizer(SPM)
     assert (tokenizer.cls_id, tokenizer.sep_id) == (2, 3)
@@ -140,13 +167,13 @@ def test_albert_preset_matches_ours_on_sst2(albert_dir, sentences, tmp_path, cap
     assert max(diffs.values()) <= TOL, diffs
 
 
-def test_bert_preset_matches_ours_on_sst2(bert_dir, sentences, tmp_path, capsys):
+def test_bert_preset_matches_ours_on_sst2(bert_dir, bert_export, sentences):
     transformers = pytest.importorskip("transformers")
-    status, out, _ = export(bert_dir, tmp_path / "kh", capsys)
+    status, out = bert_export.status, bert_export.out
     assert status == 0, out
     assert "-> keras-hub BertBackbone preset" in out
     assert "summary: 71 mapped, 7 skipped, 0 unknown, 0 missing" in out
-    backbone = keras_hub.models.BertBackbone.from_preset(str(tmp_path / "kh"))
+    backbone = keras_hub.models.BertBackbone.from_preset(bert_export.path)
     hf = transformers.BertTokenizerFast.from_pretrained(bert_dir)
     assert hf.convert_tokens_to_ids(["[CLS]", "[SEP]"]) == [2, 3]
     ids = hf(sentences, add_special_tokens=False)["input_ids"]
@@ -242,10 +269,9 @@ def packed_ids(preprocessor, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def albert_preset(albert_dir, tmp_path_factory) -> str:
-    out = tmp_path_factory.mktemp("albert_preset") / "kh"
-    assert run_conversion(None, "keras_hub", albert_dir, str(out)) == 0
-    return str(out)
+def albert_preset(albert_export) -> str:
+    assert albert_export.status == 0, albert_export.err
+    return albert_export.path
 
 
 def test_albert_preprocessor_from_preset_gives_our_ids(albert_dir, albert_preset, sentences):
@@ -295,28 +321,27 @@ def test_albert_tokenizer_differs_only_where_documented(albert_dir, albert_prese
     assert len(odd_imdb) <= 0.001 * len(imdb)
 
 
-def test_bert_tokenizer_from_preset_matches_hugging_face(bert_dir, sentences, tmp_path,
-                                                          capsys):
+def test_bert_tokenizer_from_preset_matches_hugging_face(bert_dir, bert_export, sentences):
     transformers = pytest.importorskip("transformers")
-    status, out, _ = export(bert_dir, tmp_path / "kh", capsys)
+    status, out = bert_export.status, bert_export.out
     assert status == 0
     assert "do_lower_case=True (from vocab.txt: no upper-case tokens)" in out
-    theirs = keras_hub.models.BertTokenizer.from_preset(str(tmp_path / "kh"))
+    theirs = keras_hub.models.BertTokenizer.from_preset(bert_export.path)
     hf = transformers.BertTokenizerFast.from_pretrained(bert_dir)
     expected = hf(sentences, add_special_tokens=False)["input_ids"]
     assert [list(map(int, x)) for x in theirs(sentences)] == expected
 
 
-def test_bert_preprocessor_from_preset_differs_only_outside_ascii(bert_dir, sentences,
-                                                                  tmp_path, capsys):
+def test_bert_preprocessor_from_preset_differs_only_outside_ascii(bert_dir, bert_export,
+                                                                  sentences):
     """keras-hub's BertTokenizer cannot carry our normalization (`BERT_TOKENIZER_NOTE`): its
     packed ids are ours on every SST-2 dev sentence and every printable-ASCII odd string,
     and differ only on text outside that (NFKC case folding, control characters, NBSP)."""
     from albert_tf.export.sdk_metadata import in_wordpiece_same_ids
     from albert_tf.text.wordpiece import WordPieceTokenizer
-    assert export(bert_dir, tmp_path / "kh", capsys)[0] == 0
+    assert bert_export.status == 0
     preprocessor = keras_hub.models.BertTextClassifierPreprocessor.from_preset(
-        str(tmp_path / "kh"))
+        bert_export.path)
     ours = WordPieceTokenizer(os.path.join(bert_dir, "vocab.txt"))
     texts = sentences + ODD
     want = np.array([ours.pack(t, max_seq_length=SEQ)["input_word_ids"] for t in texts])
@@ -424,13 +449,14 @@ def test_to_keras_hub_refuses_from_flag(tmp_path, capsys):
     assert "--to=keras_hub reads an albert-tf model directory" in capsys.readouterr().err
 
 
-def test_preset_config_is_keras_hubs_own(albert_dir, tmp_path, capsys):
+def test_preset_config_is_keras_hubs_own(albert_export):
     """The files are keras-hub's own save_to_preset output (no hand-written JSON)."""
-    assert export(albert_dir, tmp_path / "kh", capsys)[0] == 0
-    names = sorted(os.listdir(tmp_path / "kh"))
+    assert albert_export.status == 0
+    kh = pathlib.Path(albert_export.path)
+    names = sorted(os.listdir(kh))
     assert names == [".albert-tf-output.json", "albert_tf", "assets", "config.json",
                      "conversion_report.txt", "metadata.json", "model.weights.h5",
                      "preprocessor.json", "tokenizer.json"]
-    assert sorted(os.listdir(tmp_path / "kh" / "albert_tf")) == ["vocab.model"]
-    meta = json.loads((tmp_path / "kh" / "metadata.json").read_text())
+    assert sorted(os.listdir(kh / "albert_tf")) == ["vocab.model"]
+    meta = json.loads((kh / "metadata.json").read_text())
     assert meta["keras_hub_version"] == keras_hub.__version__

@@ -117,7 +117,7 @@ def main(argv: Iterable[str] | None = None) -> int:
                 texts_b = [list(args.choice)] * len(texts_a)
         else:
             parser.error("pass --text or --input_file")
-        runner = open_runner(args.model, args.threads, not args.no_xnnpack)
+        runner = open_runner(args.model, args.threads, False if args.no_xnnpack else None)
         results = runner.predict(texts_a, texts_b)
     except (ValueError, OSError) as e:   # no export there, wrong texts for the head, ...
         parser.exit(2, f"{parser.prog}: error: {user_inputs.one_line(e)}\n")

@@ -12,11 +12,15 @@ Imports no TensorFlow (the peers' artifacts are built in processes that never lo
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from typing import Callable
 
 from albert_tf.data.task_data import expected_glue_file
 from albert_tf.export.signatures import bucket_lengths
+# The converter's sparsify pass: the export's (albert-tf-export --sparse_weights) own.
+from albert_tf.export.sparsity import sparsify_bytes
 
 # int8 calibration text: SST-2 *train* sentences (tflite_int8, openvino_int8, ir_int8).
 SST2_TRAIN = expected_glue_file("", "sst2", "train")   # under the data root
@@ -40,15 +44,6 @@ def size_mib(path: str) -> float:
                for f in files) / 2**20
 
 
-def sparsify_bytes(model: bytes) -> bytes:
-    """A ``.tflite`` flatbuffer with its constant weights stored sparse where they are sparse
-    enough: the pass ``Optimize.EXPERIMENTAL_SPARSITY`` runs after conversion (float: 1x4
-    blocks or random; int8: 1x16 blocks), so it applies to any of our exports."""
-    from albert_tf.backend import tf  # noqa: F401  (TensorFlow's converter below)
-    from tensorflow.lite.python.convert import mlir_sparsify
-    return mlir_sparsify(model)
-
-
 def sparsify_tflite(src: str, dst: str) -> str:
     """`sparsify_bytes` of the file ``src``, written to ``dst`` (via a temporary name)."""
     with open(src, "rb") as f:
@@ -56,6 +51,36 @@ def sparsify_tflite(src: str, dst: str) -> str:
     tmp = dst + ".tmp"
     with open(tmp, "wb") as f:
         f.write(sparse)
+    os.replace(tmp, dst)
+    return dst
+
+
+def quantize_tflite_q4(src: str, dst: str) -> str:
+    """AI Edge Quantizer's dynamic int4 recipe on the float TFLite ``src``, written to ``dst``
+    (via a temporary name): every FULLY_CONNECTED weight (the dense kernels: embedding
+    projection, Q, K, V, attention output, FFN in and out, pooler) becomes INT4, symmetric,
+    one scale per output channel, with ``compute_precision`` INTEGER and no explicit
+    dequantize, i.e. activations stay float in the file and XNNPACK quantizes them to int8
+    per row on the fly: its QD8 x QC4W fully-connected GEMMs. The embedding tables
+    (GATHER) and the attention's activation x activation BATCH_MATMULs stay float.
+
+    A file to time, not to ship: the quantizer stores every buffer of 1 KiB or more past the
+    flatbuffer, by offset (0.10), the SDK metadata's too, which `albert_tf.export.
+    tflite_metadata.read` does not follow, and it drops the files our export appends (the
+    tokenizer model and labels: 0.9 MiB of albert_base's float file)."""
+    from ai_edge_quantizer import qtyping, quantizer, recipe_manager
+    recipes = recipe_manager.RecipeManager()
+    recipes.add_dynamic_config(regex=".*",
+                               operation_name=qtyping.TFLOperationName.FULLY_CONNECTED,
+                               num_bits=4, granularity=qtyping.QuantGranularity.CHANNELWISE)
+    # quantize() does not pass enable_progress_bar to its last stage (0.10), whose tqdm bar
+    # then shows on any model of 100 tensors or more: its stderr is dropped.
+    with contextlib.redirect_stderr(io.StringIO()):
+        result = quantizer.Quantizer(src, recipes.get_quantization_recipe()).quantize(
+            enable_progress_bar=False, enable_progress_report=False)
+    tmp = dst + ".tmp"
+    with open(tmp, "wb") as f:   # not export_model: it makes the file executable
+        f.write(result.quantized_model)
     os.replace(tmp, dst)
     return dst
 
@@ -278,6 +303,20 @@ class ArtifactBuilder:
             if not os.path.exists(out):
                 self.echo(f"  sparsifying {out}")
                 sparsify_tflite(dense.format(batch=batch, seq=seq), out)
+        return template
+
+    def tflite_q4(self, shapes: list[tuple[int, int]]) -> str:
+        """`tflite` (float) with 4-bit per-channel FULLY_CONNECTED weights
+        (`quantize_tflite_q4`): a template ``.../b{batch}_s{seq}/model_q4.tflite``."""
+        require("ai_edge_quantizer")   # before the float export is announced
+        dense = self.tflite("none", shapes)
+        template = os.path.join(os.path.dirname(dense), "model_q4.tflite")
+        for batch, seq in shapes:
+            out = template.format(batch=batch, seq=seq)
+            if not os.path.exists(out):
+                self.echo(f"  quantizing {out} (AI Edge Quantizer: int4 per-channel "
+                          "FULLY_CONNECTED weights, dynamic int8 activations)")
+                quantize_tflite_q4(dense.format(batch=batch, seq=seq), out)
         return template
 
     def tflite_buckets(self, quantization: str, batch: int, seq_lengths: list[int]) -> str:

@@ -15,7 +15,10 @@ random_model_dir`, or a model directory) and shape:
   timed on every target whose ``sparse_patterns`` has that pattern: TFLite's sparse float
   (``1x4``) and int8 (``1x16``) FULLY_CONNECTED kernels on LiteRT's builtin kernels, and
   OpenVINO's int8 IR compiled with ``CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE``
-  (``unstructured``).
+  (``unstructured``);
+* **structured**: copies made physically smaller (``--structured``: heads, FFN neurons or
+  layers removed by magnitude, `albert_tf.benchmark.compressed_structured`), ordinary dense
+  models timed on every dense int8 target of the baseline.
 
 Everything is built by `albert_tf.benchmark.artifacts.ArtifactBuilder` and timed in worker
 processes by `albert_tf.benchmark.suite.benchmark_model`, as the suite times every target
@@ -43,8 +46,9 @@ import numpy as np
 
 from albert_tf.benchmark import targets
 
-# pattern -> block length N along the inputs (TFLite "1xN" on the [out, in] weight)
-PATTERNS = {"unstructured": 1, "1x4": 4, "1x16": 16}
+# pattern -> block length N along the inputs (TFLite "1xN" on the [out, in] weight): the
+# export layer's (albert-tf-export --sparse_weights takes the same names)
+from albert_tf.export.sparsity import PATTERNS
 DEFAULT_SPARSITIES = (0.5, 0.7, 0.8, 0.9, 0.95)
 QUICK_SPARSITY = 0.9            # --compressed --quick: one sparsity, one model
 DEFAULT_MODELS = ("albert_base", "bert_base")
@@ -53,8 +57,8 @@ SUMMARY = "compressed speedup over dense int8:"   # starts each summary line
 
 
 class CompressedInputError(ValueError):
-    """A bad ``--sparsities`` / ``--patterns`` / ``--runtimes`` for ``--compressed``: one
-    line."""
+    """A bad ``--sparsities`` / ``--patterns`` / ``--structured`` / ``--runtimes`` for
+    ``--compressed``: one line."""
 
 
 # ------------------------------------------------------------------ inputs and plan
@@ -87,11 +91,18 @@ def check_patterns(patterns: Sequence[str]) -> list[str]:
 @dataclasses.dataclass(frozen=True)
 class Plan:
     """The targets ``--compressed`` times: ``baselines`` (ours, dense int8, default) and
-    ``q4`` on the dense model, ``sparse`` on the pruned copies."""
+    ``q4`` on the dense model, ``sparse`` on the pruned copies, and the baselines again on
+    each ``structured`` recipe's smaller copy (`compressed_structured.Recipe`)."""
 
     baselines: list[str]
     q4: list[str]
     sparse: list[str]
+    structured: list = dataclasses.field(default_factory=list)
+
+    @property
+    def structured_runs(self) -> list[tuple[str, str]]:
+        """``(recipe name, runtime)``: every recipe on every dense int8 target."""
+        return [(r.name, runtime) for r in self.structured for runtime in self.baselines]
 
     @property
     def runtimes(self) -> list[str]:
@@ -108,12 +119,14 @@ def baseline_names() -> list[str]:
             and not t.sparse_patterns]
 
 
-def plan(runtimes: Sequence[str] | None, patterns: Sequence[str]) -> Plan:
-    """What to time for ``--runtimes`` (None: every target that fits) and ``--patterns``.
+def plan(runtimes: Sequence[str] | None, patterns: Sequence[str],
+         structured: Sequence = ()) -> Plan:
+    """What to time for ``--runtimes`` (None: every target that fits), ``--patterns`` and
+    ``--structured`` (recipes).
 
     Baselines: those of `baseline_names` in ``runtimes``, or all of them when it names none
     (there is always a baseline). A `CompressedInputError` when no target of ``runtimes``
-    runs any of ``patterns``."""
+    runs any of ``patterns`` and there is no structured recipe either."""
     chosen = list(runtimes) if runtimes else None
 
     def pick(names):
@@ -121,14 +134,15 @@ def plan(runtimes: Sequence[str] | None, patterns: Sequence[str]) -> Plan:
 
     sparse = [n for n in pick(targets.sparse_names())
               if set(targets.get(n).sparse_patterns) & set(patterns)]
-    if not sparse:
+    if not sparse and not structured:
         can = "; ".join(f"{t.name} ({', '.join(t.sparse_patterns)})"
                         for t in targets.every_target() if t.sparse_patterns)
         raise CompressedInputError(
             f"--compressed: none of --runtimes={','.join(chosen or [])} runs a pruning pattern "
-            f"of --patterns={','.join(patterns)}; the targets that do: {can}.")
+            f"of --patterns={','.join(patterns)}; the targets that do: {can}; and "
+            "--structured=none.")
     q4 = pick([t.name for t in targets.every_target() if t.arithmetic == "q4"])
-    return Plan(pick(baseline_names()) or baseline_names(), q4, sparse)
+    return Plan(pick(baseline_names()) or baseline_names(), q4, sparse, list(structured))
 
 
 # ------------------------------------------------------------------ pruning
@@ -225,7 +239,8 @@ def benchmark_compressed(name: str, model_dir: str, the_plan: Plan, sparsities: 
                          skipped: dict[str, str] | None = None,
                          failed: dict[str, str] | None = None, rounds: int = 1) -> list[Row]:
     """Times one model's baselines and 4-bit targets, then every pruned copy on the targets
-    that run its pattern; returns the rows with the baseline marked per shape."""
+    that run its pattern and every structured copy on the baselines' targets; returns the
+    rows with the baseline marked per shape."""
     from albert_tf.benchmark.suite import benchmark_model
     skipped = {} if skipped is None else skipped
     failed = {} if failed is None else failed
@@ -248,14 +263,17 @@ def benchmark_compressed(name: str, model_dir: str, the_plan: Plan, sparsities: 
             for m in benchmark_model(name, pruned, runtimes, shapes, where, data_dir, **common):
                 rows.append(Row(name, m.batch, m.seq, m.runtime, pattern, sparsity,
                                 m.median_ms, m.file_mib))
+    for recipe in the_plan.structured:   # a compressed_structured.Recipe: a smaller copy
+        rows += recipe.benchmark(name, model_dir, the_plan.baselines, shapes, work_dir,
+                                 data_dir, **common)
     # The baselines again, after the pruned copies (built already: timing only): on a shared
     # machine the load drifts over the minutes between, so a baseline is the median of its
     # timing before and after.
     echo(f"  {name}: the dense int8 baselines again")
     for m in benchmark_model(name, model_dir, the_plan.baselines, shapes, work_dir, data_dir,
                              **common):
-        row = next((r for r in rows if (r.runtime, r.batch, r.seq, r.sparsity)
-                    == (m.runtime, m.batch, m.seq, 0.0)), None)
+        row = next((r for r in rows if (r.runtime, r.batch, r.seq, r.kind)
+                    == (m.runtime, m.batch, m.seq, "dense int8")), None)
         if row is not None:
             row.rounds_ms.append(m.median_ms)
             row.median_ms = statistics.median(row.rounds_ms)

@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from albert_tf.benchmark.peers import ONNX_INPUTS
+from albert_tf.export.sparsity import OPENVINO_SPARSE_RATE
 
 Inputs = dict[str, np.ndarray]
 
@@ -200,8 +201,9 @@ class OpenVinoRunner(Runner):
         return [np.array(results[output]) for output in self.compiled.outputs]
 
 
-# `openvino_int8_sparse`: any int8 weight with more zeros than this is kept sparse.
-SPARSE_WEIGHTS_RATE = 0.5
+# `openvino_int8_sparse`: any int8 weight with more zeros than this is kept sparse (the
+# rate a sparse OpenVINO export records and OpenVinoClassifier sets).
+SPARSE_WEIGHTS_RATE = OPENVINO_SPARSE_RATE
 
 RUNNERS = {
     "tflite": lambda artifact, threads: TFLiteRunner(artifact, threads),

@@ -32,6 +32,8 @@ import dataclasses
 import os
 from typing import Callable
 
+from albert_tf.export import sparsity   # no TensorFlow
+
 OURS, PEER = "ours", "peer"
 ARITHMETICS = ("fp32", "bf16", "int8", "q4")   # q4: 4-bit weights, int8 dot products
 INTEGER = ("int8", "q4")                         # timed against the machine's int8 peak
@@ -88,7 +90,8 @@ class Target:
       default: timed when ``--runtimes`` is not given.
       quick: timed by ``--quick``.
       sparse_patterns: the pruning patterns whose zeros its kernels skip
-        (`albert_tf.benchmark.compressed.PATTERNS`): ``--compressed`` times it on copies of
+        (`albert_tf.export.sparsity.PATTERNS`; its export's kernel runs each:
+        `albert_tf.export.sparsity.SPARSE_KERNELS`): ``--compressed`` times it on copies of
         the model pruned to each of them; empty: a dense target.
     """
 
@@ -127,6 +130,10 @@ def register(target: Target) -> Target:
     if (target.owner == OURS) != (target.export is not None):
         raise ValueError(f"{target.name}: ours has an export (format, quantization), a "
                          "peer none")
+    runs = target.export and sparsity.kernel(*target.export)
+    if target.sparse_patterns and not (runs and all(map(runs.runs, target.sparse_patterns))):
+        raise ValueError(f"{target.name}: no sparse kernel of {target.export} runs "
+                         f"{target.sparse_patterns} (albert_tf.export.sparsity)")
     _TARGETS[target.name] = target
     return target
 
@@ -156,18 +163,21 @@ def quick_names() -> list[str]:
     return [t.name for t in _TARGETS.values() if t.quick]
 
 
-def of_export(format_name: str, quantization: str) -> Target | None:
+def of_export(format_name: str, quantization: str, sparse: bool = False) -> Target | None:
     """Our target made with ``albert-tf-export --format=format_name
-    --quantization=quantization`` (the first registered: ``ir_none`` before ``ir_bf16``)."""
-    return next((t for t in _TARGETS.values() if t.export == (format_name, quantization)),
-                None)
+    --quantization=quantization`` (the first registered: ``ir_none`` before ``ir_bf16``),
+    ``--sparse_weights`` given or not (``sparse``: a target with `Target.sparse_patterns`)."""
+    return next((t for t in _TARGETS.values() if t.export == (format_name, quantization)
+                 and bool(t.sparse_patterns) == sparse), None)
 
 
-def export_label(format_name: str, quantization: str) -> str:
+def export_label(format_name: str, quantization: str, sparse: bool = False) -> str:
     """The report's runtime name of an export (its target's name; an export no target
-    times, e.g. TFLite ``qat``, is ``<format>_<quantization>``)."""
-    target = of_export(format_name, quantization)
-    return target.name if target else f"{format_name}_{quantization}"
+    times, e.g. TFLite ``qat``, is ``<format>_<quantization>``, plus ``_sparse`` for
+    sparse weights)."""
+    target = of_export(format_name, quantization, sparse)
+    return target.name if target else f"{format_name}_{quantization}" + \
+        ("_sparse" if sparse else "")
 
 
 def markdown_table() -> str:
@@ -280,26 +290,42 @@ register(Target("ort_q4", OURS, "q4", "onnx",
                 "onnx", "our ONNX export with 4-bit MatMulNBits weights (the MatMuls: output "
                 "and FFN; the fused Attention's QKV stays float), accuracy_level 4",
                 export=("onnx", "none"), default=False))
+# AI Edge Quantizer (the ``quantizer`` extra) on our float TFLite export: INT4 per-channel
+# FULLY_CONNECTED weights, activations quantized to int8 on the fly by XNNPACK (its
+# QD8 x QC4W GEMMs); the embeddings and attention's BATCH_MATMULs stay float.
+register(Target("tflite_q4", OURS, "q4", "tflite", lambda b, shapes: b.tflite_q4(shapes),
+                per_shape_size, "quantizer",
+                "tflite_none with 4-bit per-channel FULLY_CONNECTED weights (AI Edge "
+                "Quantizer, dynamic int4), int8 activations on the fly: XNNPACK's QD8 x QC4W "
+                "kernels", export=("tflite", "none"), default=False))
 
 
 # ------------------------------------------------------------------ sparse (--compressed)
 # Timed by ``albert-tf-benchmark --compressed`` on pruned copies of the model
-# (`albert_tf.benchmark.compressed`): each runs the zeros of its ``sparse_patterns``.
+# (`albert_tf.benchmark.compressed`): each runs the zeros of its ``sparse_patterns``, the
+# pattern the export layer says its export's kernel takes (`albert_tf.export.sparsity`,
+# which albert-tf-export --sparse_weights reads too).
+def _sparse(export: tuple[str, str]) -> tuple[str, ...]:
+    return (sparsity.kernel_pattern(*export),)
+
+
 register(Target("tflite_sparse", OURS, "fp32", "tflite_builtin",
                 lambda b, shapes: b.tflite_sparse("none", shapes), per_shape_size, None,
-                "tflite_none with its weights stored sparse (TFLite 1x4 blocks), on LiteRT's "
-                "builtin sparse kernels (no XNNPACK)", export=("tflite", "none"),
-                default=False, sparse_patterns=("1x4",)))
+                "tflite_none with its weights stored sparse (TFLite "
+                f"{_sparse(('tflite', 'none'))[0]} blocks), on LiteRT's builtin sparse kernels "
+                "(no XNNPACK)", export=("tflite", "none"),
+                default=False, sparse_patterns=_sparse(("tflite", "none"))))
 register(Target("tflite_sparse_int8", OURS, "int8", "tflite_builtin",
                 lambda b, shapes: b.tflite_sparse("int8", shapes), per_shape_size, None,
-                "tflite_int8 with its weights stored sparse (TFLite 1x16 blocks), on LiteRT's "
-                "builtin sparse kernels (no XNNPACK)", export=("tflite", "int8"),
-                calibrated=True, default=False, sparse_patterns=("1x16",)))
+                "tflite_int8 with its weights stored sparse (TFLite "
+                f"{_sparse(('tflite', 'int8'))[0]} blocks), on LiteRT's builtin sparse kernels "
+                "(no XNNPACK)", export=("tflite", "int8"),
+                calibrated=True, default=False, sparse_patterns=_sparse(("tflite", "int8"))))
 register(Target("ir_int8_sparse", OURS, "int8", "openvino_int8_sparse",
                 lambda b, shapes: b.ir("int8"), ir_size, "openvino",
-                "ir_int8 compiled with CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE (sparse int8 "
+                f"ir_int8 compiled with {sparsity.OPENVINO_SPARSE_CONFIG} (sparse int8 "
                 "weights, decompressed on the fly)", export=("openvino", "int8"),
-                calibrated=True, default=False, sparse_patterns=("unstructured",)))
+                calibrated=True, default=False, sparse_patterns=_sparse(("openvino", "int8"))))
 
 
 def sparse_names() -> list[str]:

@@ -33,7 +33,7 @@ import numpy as np
 
 from albert_tf import cli
 from albert_tf.export.metadata import read_metadata
-from albert_tf.export.tflite_runner import make_interpreter, model_file
+from albert_tf.export.tflite_runner import make_interpreter, model_file, uses_xnnpack
 
 SAMPLE_WORDS = ("the film is a quietly moving portrait of a family , and its actors make "
                 "every scene feel honest and alive").split()
@@ -56,10 +56,12 @@ def _inputs(sig: dict[str, Any], vocab_size: int, rng: np.random.RandomState) ->
 
 
 def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
-              xnnpack: bool = True, signatures: Iterable[str] | None = None,
+              xnnpack: bool | None = None, signatures: Iterable[str] | None = None,
               min_seconds: float = 0.0) -> list[dict]:
-    """One result dict per signature: ``signature, batch_size, seq_length, median_ms, ...``."""
+    """One result dict per signature: ``signature, batch_size, seq_length, median_ms, ...``.
+    ``xnnpack`` None: XNNPACK unless the export's weights are stored sparse (`uses_xnnpack`)."""
     meta = read_metadata(model)
+    xnnpack = uses_xnnpack(meta) if xnnpack is None else xnnpack
     unknown = sorted(set(signatures or ()) - set(meta["signatures"]))
     if unknown:
         raise ValueError(f"--signature: {model} has no signature {', '.join(unknown)}; it has "
@@ -132,7 +134,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     for model in args.model:
         try:
             results = benchmark(model, args.threads, args.runs, args.warmup,
-                                not args.no_xnnpack, args.signature, args.min_seconds)
+                                False if args.no_xnnpack else None, args.signature,
+                                args.min_seconds)
         except (ValueError, OSError) as e:   # an unknown --signature, a broken file
             parser.exit(2, f"{parser.prog}: error: {user_inputs.one_line(e)}\n")
         for r in results:

@@ -22,8 +22,10 @@ lists it under "skipped", and says so when no peer ran at all.
 With --compressed (issue #28; albert_tf/benchmark/compressed.py): per model (default
 albert_base, bert_base) and shape (default 1x128), our dense int8 targets (the fastest is the
 baseline), the 4-bit ones, and copies of the model pruned by magnitude to each --patterns x
---sparsities on the targets whose sparse kernels run that pattern; one line per model and
-shape, ``compressed speedup over dense int8: <model> <b x s> <X.XX>x (<runtime>, <recipe>)``,
+--sparsities on the targets whose sparse kernels run that pattern, and copies made
+physically smaller by --structured recipes (heads50_ffn50: half the heads and FFN neurons
+removed; ffn50; layers50) on every dense int8 target; one line per model and shape,
+``compressed speedup over dense int8: <model> <b x s> <X.XX>x (<runtime>, <recipe>)``,
 and a table, also in compressed.md / compressed.json.
 
 Each runtime is timed in a process of its own, and each peer (PyTorch, ONNX Runtime,
@@ -35,6 +37,7 @@ the report of everything else is written.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from absl import app, flags
@@ -99,6 +102,12 @@ def define_flags() -> None:
     flags.DEFINE_list("patterns", list(compressed.PATTERNS), "--compressed: pruning "
                       "patterns: unstructured; 1x4 / 1x16: blocks of 1 output x 4 / 16 "
                       "inputs of the [out, in] weight, as TFLite's sparse kernels store them.")
+    from albert_tf.benchmark.compressed_structured import DEFAULT_RECIPES
+    flags.DEFINE_list("structured", list(DEFAULT_RECIPES), "--compressed: physically "
+                      "smaller copies timed on every dense int8 target: heads<P>, ffn<P>, "
+                      "layers<P> (percent of every block's heads / FFN neurons / of the "
+                      "layers removed by magnitude) joined by _, e.g. heads50_ffn50; none: "
+                      "skip (--quick: the first).")
     flags.DEFINE_list("sst2_quantizations", None, "--sst2_end_to_end: TFLite quantizations "
                       "(default: those of the tflite_* runtimes in --runtimes).")
 
@@ -154,15 +163,16 @@ def main(argv: list[str]) -> None:
     min_seconds = FLAGS.min_seconds
     compressed_plan = None
     if FLAGS.compressed:
-        from albert_tf.benchmark import compressed
+        from albert_tf.benchmark import compressed, compressed_structured
         try:
             sparsities = compressed.parse_sparsities(FLAGS.sparsities)
             patterns = compressed.check_patterns(FLAGS.patterns)
+            recipes = compressed_structured.parse_recipes(FLAGS.structured)
             unknown = sorted(set(FLAGS.runtimes or ()) - set(targets.names()))
             if unknown:
                 raise app.UsageError(f"--runtimes: unknown {unknown}; use "
                                      f"{list(targets.names())}.")
-            compressed_plan = compressed.plan(FLAGS.runtimes, patterns)
+            compressed_plan = compressed.plan(FLAGS.runtimes, patterns, recipes)
         except compressed.CompressedInputError as e:
             raise app.UsageError(str(e)) from None
         if FLAGS.sst2_end_to_end or FLAGS.profile:
@@ -176,6 +186,8 @@ def main(argv: list[str]) -> None:
         if FLAGS.quick:
             models, shapes = models[:1], shapes[:1]
             sparsities, min_seconds = [compressed.QUICK_SPARSITY], min(min_seconds, 2.0)
+            compressed_plan = dataclasses.replace(
+                compressed_plan, structured=compressed_plan.structured[:1])
     elif FLAGS.quick:
         models, shapes = ["albert_base", "bert_base"], ["1x128"]
         runtimes = FLAGS.runtimes or targets.quick_names()
@@ -184,6 +196,15 @@ def main(argv: list[str]) -> None:
     if unknown:
         raise app.UsageError(f"--runtimes: unknown {unknown}; use {list(targets.names())}.")
     check_inputs(models, shapes)
+    if compressed_plan is not None and compressed_plan.structured:
+        from albert_tf.config import load_config
+        from albert_tf.user_inputs import CONFIG_FILE   # no TensorFlow before the error
+        configs = {name: load_config(name) for name in models}
+        configs.update({d: load_config(os.path.join(d, CONFIG_FILE)) for d in FLAGS.model_dirs})
+        try:
+            compressed_structured.check_recipes(compressed_plan.structured, configs)
+        except compressed.CompressedInputError as e:
+            raise app.UsageError(str(e)) from None
     from albert_tf import resources
     data_dir = resources.data_dir_or_none(FLAGS.data_dir)
     calibrated = [r for r in runtimes if targets.get(r).calibrated]
@@ -321,9 +342,10 @@ def _compressed(the_plan, to_time, shapes, sparsities, patterns, work, data_dir,
         print(line, flush=True)
         loads.append(os.getloadavg()[0])
     echo(f"--compressed: baselines {', '.join(the_plan.baselines)}; 4-bit "
-         f"{', '.join(the_plan.q4) or 'none'}; sparse {', '.join(the_plan.sparse)}; "
+         f"{', '.join(the_plan.q4) or 'none'}; sparse {', '.join(the_plan.sparse) or 'none'}; "
          f"patterns {', '.join(patterns)}; sparsities "
-         f"{', '.join(compressed.percent(s) for s in sparsities)}")
+         f"{', '.join(compressed.percent(s) for s in sparsities)}; structured "
+         f"{', '.join(r.name for r in the_plan.structured) or 'none'}")
     rows, skipped, failed = [], {}, {}
     for index, (name, model_dir) in enumerate(to_time, 1):
         echo(f"[{index}/{len(to_time)}] {name}")

@@ -12,12 +12,20 @@
         --quantization=int8       # OpenVINO IR (model.xml/.bin) of our graph; ids in, NNCF int8
     albert-tf-export --model_dir=runs/sst2 --format=onnx --output=ort/sst2_int8 \\
         --quantization=int8       # ONNX for ONNX Runtime (fused operators); ids in, dynamic int8
+    albert-tf-export --model_dir=runs/sst2_pruned --format=tflite --output=edge/sst2_sparse \\
+        --quantization=int8 --sparse_weights=1x16   # pruned weights stored sparse (or auto)
 
 OpenVINO (albert_tf/export/openvino.py) and ONNX (albert_tf/export/onnx.py; classification,
 regression and pretrained/encoder models): dynamic [batch, seq] ids unless --seq_lengths=N
 (one) / --batch_size=B fix them; --quantization=none or int8; no --with_tokenizer (tokenize
 in Python: albert_tf.export.openvino_runner.OpenVinoClassifier,
 albert_tf.export.onnx_runner.OnnxClassifier).
+
+--sparse_weights (albert_tf/export/sparsity.py) stores a pruned model's zeros for the sparse
+kernels that run them: TFLite none (1x4 blocks) and int8 (1x16 blocks; LiteRT's builtin
+kernels, not XNNPACK), OpenVINO int8 (unstructured; compiled with
+CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE, on AMX CPUs). Any other export, or a model whose zeros
+do not form the pattern, is refused in one line.
 
 A TFLite export with one [1, seq] signature of a classification, span or embedding model
 embeds the metadata the mobile SDKs read (Task Library, MediaPipe Tasks; see
@@ -90,6 +98,13 @@ def define_flags() -> None:
                       "required, off = never.")
     flags.DEFINE_string("qat_model_dir", None, "qat: the quantization-aware Keras model "
                         "(default <model_dir>/qat).")
+    from albert_tf.export import sparsity
+    flags.DEFINE_enum("sparse_weights", None, list(sparsity.CHOICES), "Store a pruned model's "
+                      "weights sparse for the runtime's sparse kernels: the pruning pattern "
+                      "(TFLite 1xN blocks of the [out, in] weight = Keras Nx1 kernel blocks) "
+                      "or auto (the one its zeros form); runs on "
+                      f"{sparsity.runs_on()}. Refused elsewhere, and for a model whose zeros "
+                      "do not form the pattern (docs/export.md, \"Sparse weights\").")
 
 
 def check_inputs() -> None:

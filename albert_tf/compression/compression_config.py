@@ -25,6 +25,7 @@ import typing
 from typing import Any
 
 from albert_tf import hyperparams
+from albert_tf.config import AlbertConfig
 from albert_tf.hyperparams import ConfigValueError
 from albert_tf.training.experiment_config import OptimizerConfig
 
@@ -177,6 +178,36 @@ class StructuredConfig(StageTraining):
     ffn_fraction: float = 0.5
     importance: str = "gradient"
     importance_batches: int = 32
+
+
+def pruned_config(config: AlbertConfig, cfg: StructuredConfig) -> AlbertConfig:
+    """The config after removing ``head_fraction`` of the heads and ``ffn_fraction`` of
+    the FFN neurons of every block (rounded to whole units, at least one kept)."""
+    heads = config.num_attention_heads
+    keep_heads = heads - int(round(cfg.head_fraction * heads))
+    keep_neurons = config.intermediate_size - int(round(cfg.ffn_fraction *
+                                                        config.intermediate_size))
+    if keep_heads < 1 or keep_neurons < 1:
+        raise CompressionConfigError(
+            f"structured: head_fraction={cfg.head_fraction} / ffn_fraction={cfg.ffn_fraction} "
+            f"would remove every head ({heads}) or neuron ({config.intermediate_size}).")
+    if cfg.head_fraction and keep_heads == heads:
+        raise CompressionConfigError(
+            f"structured.head_fraction: {cfg.head_fraction} of {heads} heads rounds to none "
+            "removed; use a fraction of at least 1 / num_attention_heads.")
+    return config.replace(num_attention_heads=keep_heads, attention_head_size=config.head_size,
+                          intermediate_size=keep_neurons)
+
+
+def fewer_layers_config(config: AlbertConfig, num_layers: int) -> AlbertConfig:
+    """``config`` with ``num_hidden_layers=num_layers`` (fewer, at least one and at least
+    ``num_hidden_groups``); a `CompressionConfigError` otherwise."""
+    if not max(1, config.num_hidden_groups) <= num_layers < config.num_hidden_layers:
+        raise CompressionConfigError(
+            f"structured: keeping {num_layers} of {config.num_hidden_layers} layers "
+            f"({config.num_hidden_groups} hidden groups) removes none or leaves a group "
+            "without a layer.")
+    return config.replace(num_hidden_layers=num_layers)
 
 
 @dataclasses.dataclass

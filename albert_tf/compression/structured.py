@@ -17,7 +17,9 @@ Which heads/neurons each block keeps is chosen per block by importance:
   accumulates the gradient of all its depths, the importance of removing the unit
   from every depth at once.
 
-Fine-tune the pruned model afterwards (the ``structured`` stage does).
+Fine-tune the pruned model afterwards (the ``structured`` stage does). Without training
+data (a random model, as ``albert-tf-benchmark --compressed --structured`` times):
+`prune_by_magnitude`; `keep_layers` removes whole layers instead.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ import numpy as np
 
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import named_weights
-from albert_tf.compression.compression_config import CompressionConfigError, StructuredConfig
+# the config arithmetic (pruned_config, fewer_layers_config) lives beside StructuredConfig,
+# free of TensorFlow, for one-line errors before it loads; still importable from here
+from albert_tf.compression.compression_config import (StructuredConfig,
+                                                      fewer_layers_config,
+                                                      pruned_config)
 from albert_tf.config import AlbertConfig
 from albert_tf.layers import FeedForwardBlock, SelfAttentionBlock
 
@@ -52,25 +58,6 @@ class StructuredPlan:
 
 def _blocks(model: keras.Model, cls) -> list:
     return [layer for layer in model.layers if isinstance(layer, cls)]
-
-
-def pruned_config(config: AlbertConfig, cfg: StructuredConfig) -> AlbertConfig:
-    """The config after removing ``head_fraction`` of the heads and ``ffn_fraction`` of
-    the FFN neurons of every block (rounded to whole units, at least one kept)."""
-    heads = config.num_attention_heads
-    keep_heads = heads - int(round(cfg.head_fraction * heads))
-    keep_neurons = config.intermediate_size - int(round(cfg.ffn_fraction *
-                                                        config.intermediate_size))
-    if keep_heads < 1 or keep_neurons < 1:
-        raise CompressionConfigError(
-            f"structured: head_fraction={cfg.head_fraction} / ffn_fraction={cfg.ffn_fraction} "
-            f"would remove every head ({heads}) or neuron ({config.intermediate_size}).")
-    if cfg.head_fraction and keep_heads == heads:
-        raise CompressionConfigError(
-            f"structured.head_fraction: {cfg.head_fraction} of {heads} heads rounds to none "
-            "removed; use a fraction of at least 1 / num_attention_heads.")
-    return config.replace(num_attention_heads=keep_heads, attention_head_size=config.head_size,
-                          intermediate_size=keep_neurons)
 
 
 # --------------------------------------------------------------------------- importance
@@ -199,3 +186,49 @@ def head_mask_equivalent(model: keras.Model, plan_: StructuredPlan) -> keras.Mod
         kernel[drop, :] = 0.0
         block.output_dense.kernel.assign(kernel)
     return model
+
+
+# ------------------------------------------------------------- without training data
+def prune_by_magnitude(model: keras.Model, head_fraction: float = 0.0,
+                       ffn_fraction: float = 0.0, build_fn=None
+                       ) -> tuple[keras.Model, StructuredPlan]:
+    """A physically smaller copy of ``model`` with ``head_fraction`` of the attention heads
+    and ``ffn_fraction`` of the FFN neurons of every block removed, chosen by weight magnitude
+    (`magnitude_importance`: no training data, e.g. for a random model timed by
+    ``albert-tf-benchmark --compressed``). A block shared across depths (ALBERT's) is pruned
+    once: one set of weights, the same units removed at every depth.
+
+    With H the hidden size, N heads of width D and I neurons, every attention block's
+    query / key / value kernels go from ``[H, N * D]`` to ``[H, N' * D]`` (biases ``[N * D]``
+    to ``[N' * D]``) and its output kernel from ``[N * D, H]`` to ``[N' * D, H]``; every FFN
+    block's input kernel from ``[H, I]`` to ``[H, I']`` (bias ``[I']``) and output kernel
+    from ``[I, H]`` to ``[I', H]``; ``N' = N - round(head_fraction * N)``,
+    ``I' = I - round(ffn_fraction * I)`` (`pruned_config`). Everything else is copied.
+
+    ``build_fn(config)`` builds the new model (default: `albert_tf.networks.encoder.
+    build_encoder`, for an encoder; pass a task-model builder for a task model). Returns the
+    new model and its `StructuredPlan`; a `CompressionConfigError` for fractions that remove
+    every unit, or that round to no head removed."""
+    if build_fn is None:
+        from albert_tf.networks.encoder import build_encoder as build_fn
+    cfg = StructuredConfig(head_fraction=head_fraction, ffn_fraction=ffn_fraction,
+                           importance="magnitude")
+    plan_ = plan(model, cfg)
+    return apply_plan(model, plan_, build_fn), plan_
+
+
+def keep_layers(model: keras.Model, num_layers: int, build_fn=None) -> keras.Model:
+    """A copy of ``model`` with ``num_layers`` of its L layers, evenly spaced, the last kept
+    (`albert_tf.compression.distillation.uniform_layer_map`; the weights copied by
+    `~albert_tf.compression.distillation.init_student_from_teacher`). Every kept layer's
+    tensors keep their shapes; with one hidden group (ALBERT) the shared block's weights are
+    the same and it simply runs at ``num_layers`` depths instead of L. ``build_fn`` as in
+    `prune_by_magnitude`."""
+    from albert_tf.compression.distillation import init_student_from_teacher
+    if build_fn is None:
+        from albert_tf.networks.encoder import build_encoder as build_fn
+    new = build_fn(fewer_layers_config(model.albert_config, num_layers))
+    copied = init_student_from_teacher(new, model)
+    if copied["skipped"]:
+        raise ValueError(f"structured: no source for weights {copied['skipped'][:5]}")
+    return new

@@ -42,8 +42,11 @@ class ExportOptions:
     lengths: TFLite one signature each, ONNX / OpenVINO at most one; default the model's
     ``max_seq_length`` for TFLite, dynamic for the others), ``batch_size`` (static batch;
     default 1 for TFLite, dynamic for ONNX / OpenVINO), ``vocab_file``, ``overwrite``.
-    Calibration (int8): ``calibration_file``, ``data_dir``, ``num_calibration``. The rest
-    belong to one format or two (`ExportFormat.options`).
+    Calibration (int8): ``calibration_file``, ``data_dir``, ``num_calibration``.
+    ``sparse_weights``: store the pruned weights sparse for the runtime's sparse kernels (a
+    pattern of `albert_tf.export.sparsity.PATTERNS`, or ``"auto"``: the one the zeros form;
+    `albert_tf.export.sparsity`). The rest belong to one format or two
+    (`ExportFormat.options`).
     """
 
     quantization: str | None = None
@@ -61,6 +64,7 @@ class ExportOptions:
     int8_float_ops: object = None            # tflite: "xnnpack", "none" or op names
     sdk_metadata: str | None = None          # tflite: auto, on, off
     converter: str | None = None             # tflite: tf.lite, litert, auto
+    sparse_weights: str | None = None        # tflite, openvino: a pattern or auto
     name: str | None = None                  # saved_model: model name
     version: int | None = None               # saved_model: version number
 
@@ -128,7 +132,14 @@ class ExportFormat:
     def problem(self, options: ExportOptions) -> str | None:
         """Why ``options`` make no sense for this format, in one line (None: they do).
         Refusals first, then options it does not take, then the quantization and the number
-        of sequence lengths; values are the exporter's to check."""
+        of sequence lengths; values are the exporter's to check. ``sparse_weights`` first:
+        its refusal names the exports that run sparse weights
+        (`albert_tf.export.sparsity.problem`)."""
+        if options.sparse_weights is not None:
+            from albert_tf.export import sparsity   # no TensorFlow
+            line = sparsity.problem(self.name, options.quantization, options.sparse_weights)
+            if line:
+                return line
         given = options.given()
         for option in given:
             if option in self.refusals:
@@ -254,7 +265,18 @@ def _tflite_summary(path: str) -> list[str]:
         lines.append(f"  custom ops (register at load time): {meta['custom_ops']}")
     if recipes.get(meta["quantization"]).reports_float_ops:
         lines.append(f"  ops computing in float: {meta['ops']['float_ops'] or 'none'}")
+    lines += _sparse_lines(meta)
     return lines
+
+
+def _sparse_lines(meta: dict) -> list[str]:
+    sparse = meta.get("sparse_weights")
+    if not sparse:
+        return []
+    stored = (f"{sparse['tensors']} weights stored in {sparse['pattern']} blocks"
+              if "tensors" in sparse else f"{sparse['pattern']} sparse int8 weights")
+    return [f"  sparse weights ({100 * sparse['model']['sparsity']:.1f}% zeros): {stored}; "
+            f"run with {sparse['run_with']}"]
 
 
 _FUSED_OPS = ("Attention", "QAttention", "SkipLayerNormalization", "FastGelu", "BiasGelu")
@@ -276,7 +298,8 @@ def _openvino_summary(path: str) -> list[str]:
                for k in ("model_file", "weights_file"))
     return [f"OpenVINO IR written to {path}/{meta['model_file']} (+ {meta['weights_file']}: "
             f"{size / 2**20:.2f} MiB, {meta['quantization']})", *signature_lines(meta),
-            "  token ids in: tokenize with albert_tf.export.openvino_runner.OpenVinoClassifier"]
+            "  token ids in: tokenize with albert_tf.export.openvino_runner.OpenVinoClassifier",
+            *_sparse_lines(meta)]
 
 
 # ------------------------------------------------------------------ the formats
@@ -299,7 +322,7 @@ register(ExportFormat(
     name="tflite", title="A TFLite export", exporter="albert_tf.export.tflite:export_tflite",
     quantizations=_tflite_recipes, int8_method="calibrated on the task's train text",
     options=(*CALIBRATION, "head", "with_tokenizer", "qat_model_dir", "strict_int8",
-             "int8_float_ops", "sdk_metadata", "converter"),
+             "int8_float_ops", "sdk_metadata", "converter", "sparse_weights"),
     seq_lengths="many", refusals={}, summary=_tflite_summary,
     metadata_format=meta_lib.FORMAT, runner="albert_tf.export.tflite_runner:TFLiteRunner",
     model_files=(".tflite",)))
@@ -307,7 +330,7 @@ register(ExportFormat(
     name="openvino", title="An OpenVINO IR",
     exporter="albert_tf.export.openvino:export_openvino",
     quantizations=lambda: ("none", "int8"), int8_method="NNCF post-training quantization",
-    options=(*CALIBRATION, "head"), seq_lengths="one",
+    options=(*CALIBRATION, "head", "sparse_weights"), seq_lengths="one",
     refusals={"with_tokenizer": (
         "--with_tokenizer: OpenVINO exports take token ids; tokenize with albert_tf (Python: "
         "albert_tf.export.openvino_runner.OpenVinoClassifier) - openvino-tokenizers' "

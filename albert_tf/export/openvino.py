@@ -154,18 +154,27 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
                     overwrite: bool = False, vocab_file: str | None = None,
                     calibration_file: str | None = None, data_dir: str | None = None,
                     num_calibration: int = DEFAULT_CALIBRATION_SIZE, head: str | None = None,
-                    source=None) -> str:
+                    sparse_weights: str | None = None, source=None) -> str:
     """Converts ``model_dir`` to the OpenVINO export directory ``output``; returns it.
 
     ``quantization``: ``"none"`` (float32) or ``"int8"`` (NNCF, calibrated on
     ``num_calibration`` texts of the task's train split from ``data_dir`` /
     ``$ALBERT_TF_DATA_DIR``, or of ``calibration_file``). ``seq_length`` / ``batch_size``:
     static input dimensions (None: dynamic). ``head``: an export head on the encoder
-    (``"embedding"``), as for TFLite. Every problem is a one-line `ExportError`.
+    (``"embedding"``), as for TFLite. ``sparse_weights`` (int8: ``"unstructured"``, any
+    pattern, or ``"auto"``; `albert_tf.export.sparsity`): checks that the model is pruned and
+    records in ``metadata.json`` (``sparse_weights.compile_config``) that the IR is to be
+    compiled with ``CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE``, which `OpenVinoClassifier`
+    applies (NNCF's int8 weights keep the zeros). Every problem is a one-line `ExportError`.
     """
     from albert_tf import outputs
+    from albert_tf.export import sparsity
     from albert_tf.export.common import export_inputs, load_source, with_export_head
     checks.check_request("openvino", quantization, batch_size)
+    if sparse_weights:
+        problem = sparsity.problem("openvino", quantization, sparse_weights)
+        if problem:
+            raise _error(problem)
     inputs = export_inputs(model_dir, vocab_file, calibration_file)
     outputs.check_output(output, inputs=inputs, overwrite=overwrite)
     require("openvino", *(["nncf"] if quantization == "int8" else []))
@@ -180,6 +189,10 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     if head:
         source = with_export_head(source, head)
     checks.check_seq_length(seq_length, source.config.max_position_embeddings)
+    sparse = None
+    if sparse_weights:   # the zeros are there, before calibration and conversion
+        sparse = sparsity.openvino_entry(sparsity.check_model(
+            sparsity.kernels_of(source.model), "openvino", quantization, sparse_weights))
     texts = None
     if quantization == "int8":
         texts = calibration_texts(source, calibration_file, data_dir, num_calibration)
@@ -206,6 +219,8 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
                 "ops": {"num_ops": sum(ops.values()), "by_type": dict(sorted(ops.items())),
                         "fake_quantize": ops.get("FakeQuantize", 0)},
                 "weights_bytes": os.path.getsize(os.path.join(tmp, WEIGHTS_FILE))}
+        if sparse:
+            meta["sparse_weights"] = sparse
         if texts is not None:
             import nncf
             meta.update(calibration_examples=len(texts), nncf_version=nncf.__version__)

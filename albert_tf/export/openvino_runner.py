@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from albert_tf.export.metadata import OPENVINO_FORMAT
+from albert_tf.export.sparsity import compile_config as sparse_compile_config
 # The shared runner and its bucket defaults (public here too: `default_buckets` is the
 # OpenVINO export's default, `albert_tf.export.openvino`).
 from albert_tf.export.runner import (BUCKETS, SIGNATURE, IdExportRunner,  # noqa: F401
@@ -55,6 +56,10 @@ class OpenVinoClassifier(IdExportRunner):
       buckets: sequence lengths of a dynamic IR (default `default_buckets` of the export's
         ``max_seq_length``); a static IR has its own.
       batch_size: rows per call (default: the IR's static batch, else 8).
+
+    An export with sparse weights (``albert-tf-export --sparse_weights``) is compiled with
+    the options its ``metadata.json`` records (``sparse_weights.compile_config``:
+    ``CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE``).
     """
 
     export_format = OPENVINO_FORMAT
@@ -66,6 +71,8 @@ class OpenVinoClassifier(IdExportRunner):
         self.core = ov.Core()
         self.model = self.core.read_model(self.path)
         self.config = compile_config(threads, precision)
+        # A sparse export (--sparse_weights): its int8 weights kept sparse on AMX CPUs.
+        self.config.update(sparse_compile_config(self.meta))
         self._compiled: dict[str, object] = {}
         self._compile_lock = threading.Lock()
 

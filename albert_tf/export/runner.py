@@ -231,12 +231,14 @@ class IdExportRunner(ExportRunner):
         return dict((k, s) for s, k in self.buckets)[key]
 
 
-def open_runner(model: str, num_threads: int = 2, xnnpack: bool = True, flag: str = "--model"):
+def open_runner(model: str, num_threads: int = 2, xnnpack: bool | None = None,
+                flag: str = "--model"):
     """The runner of the export at ``model``, raw text in and the same answers out: its
     format's runner (`albert_tf.export.formats`: ``TFLiteRunner``, ``OnnxClassifier``,
     ``OpenVinoClassifier``). Anything else (a SavedModel, a model directory, a missing
     path, an export whose runtime is not installed) is an `albert_tf.user_inputs.InputError`
-    naming what to do. ``xnnpack``: TFLite's delegate (the other runtimes have none)."""
+    naming what to do. ``xnnpack``: TFLite's delegate (the other runtimes have none; None: the
+    export's choice, `albert_tf.export.tflite_runner.uses_xnnpack`)."""
     import importlib
 
     from albert_tf import user_inputs

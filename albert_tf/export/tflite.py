@@ -316,7 +316,8 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
                   qat_model_dir: str | None = None, strict_int8: bool = False,
                   int8_float_ops: str | Sequence[str] = "xnnpack",
                   source: ExportSource | None = None, head: str | None = None,
-                  sdk_metadata: str = "auto", converter: str | None = None) -> str:
+                  sdk_metadata: str = "auto", converter: str | None = None,
+                  sparse_weights: str | None = None) -> str:
     """Converts ``model_dir`` and writes the export directory ``output``; returns it.
 
     ``output`` receives ``model.tflite``, ``metadata.json`` (with the op report: which ops
@@ -327,17 +328,29 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     vocabulary whose ids the SDKs' tokenizer reproduces) SDK-shaped, with the metadata
     embedded, and otherwise records why not (``metadata.json``: ``sdk`` null,
     ``sdk_reason``); ``"on"`` requires it (an `ExportError` says why not); ``"off"`` never.
-    ``converter``: `pick_converter` (``metadata.json``: ``converter``).
+    ``converter``: `pick_converter` (``metadata.json``: ``converter``). ``sparse_weights``
+    (`albert_tf.export.sparsity`: ``"1x4"`` for none, ``"1x16"`` for int8, or ``"auto"``):
+    the pruned weights stored sparse for LiteRT's sparse FULLY_CONNECTED kernels, after
+    checking that the model's zeros form those blocks (``metadata.json``:
+    ``sparse_weights``).
     """
-    from albert_tf.export import analysis, metadata
+    from albert_tf.export import analysis, metadata, sparsity
 
     recipe = recipes.get(quantization)
+    if sparse_weights:
+        problem = sparsity.problem("tflite", quantization, sparse_weights)
+        if problem:
+            raise ExportError(problem)
     converter = pick_converter(converter, quantization, with_tokenizer)
     inputs = export_inputs(model_dir, vocab_file, calibration_file, qat_model_dir)
     outputs.check_output(output, inputs=inputs, overwrite=overwrite)
     source = source or load_source(model_dir, vocab_file)
     if head:
         source = with_export_head(source, head)
+    sparse = None
+    if sparse_weights:   # the zeros form the blocks, before calibration and conversion
+        sparse = sparsity.check_model(sparsity.kernels_of(source.model), "tflite",
+                                      quantization, sparse_weights)
     seq_lengths = list(seq_lengths) if seq_lengths else None
     sdk_vocab, sdk_reason = sdk_plan(source, sdk_metadata, seq_lengths, batch_size,
                                      with_tokenizer)
@@ -358,6 +371,8 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
                       calibration, qat_model, strict_int8, int8_float_ops,
                       keep_outputs=source.head.sdk_outputs if sdk else None,
                       converter=converter)
+    if sparse:
+        content, sparse = sparsity.sparsify_tflite(content, sparse)
     if sdk:
         content = sdk_lib.embed(content, source.head, sdk_vocab, source.labels,
                                 source.task_info.task, quantization)
@@ -383,6 +398,8 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
         if not sdk:
             extra["sdk_reason"] = sdk_reason
         extra["converter"] = converter
+        if sparse:
+            extra["sparse_weights"] = sparse
         if recipe.integer:
             extra["integer_only"] = analysis.integer_only(report)
         if calibration:

@@ -43,6 +43,14 @@ def model_file(model: str) -> str:
 _xnnpack_started = False
 
 
+def uses_xnnpack(meta: dict) -> bool:
+    """Whether an export runs on XNNPACK, LiteRT's default CPU delegate: yes, unless its
+    weights are stored sparse (``albert-tf-export --sparse_weights``,
+    `albert_tf.export.sparsity`): XNNPACK computes those dense, LiteRT's builtin sparse
+    FULLY_CONNECTED kernels skip the zeros."""
+    return not meta.get("sparse_weights")
+
+
 def make_interpreter(path: str, num_threads: int = 2, xnnpack: bool = True,
                      custom_ops: Sequence[str] = ()):
     """A LiteRT interpreter for ``path``; tf-text custom ops registered when needed.
@@ -76,7 +84,8 @@ class TFLiteRunner(ExportRunner):
     Args:
       model: export directory (with ``metadata.json``) or ``.tflite`` path inside one.
       num_threads: CPU threads of the interpreter.
-      xnnpack: use LiteRT's default XNNPACK delegate (the fast CPU path).
+      xnnpack: use LiteRT's default XNNPACK delegate (the fast CPU path); None: unless the
+        export's weights are stored sparse (`uses_xnnpack`).
 
     Threads: one runner may be shared by any number of threads. A LiteRT interpreter is not
     thread-safe (its input/output tensors and arena are per-interpreter state), so the runner
@@ -88,11 +97,12 @@ class TFLiteRunner(ExportRunner):
     thread per request, and keep threads x ``num_threads`` near the core count.
     """
 
-    def __init__(self, model: str, num_threads: int = 2, xnnpack: bool = True):
+    def __init__(self, model: str, num_threads: int = 2, xnnpack: bool | None = None):
         self.meta = read_metadata(model)
         self.path = model_file(model)
         self.directory = os.path.dirname(os.path.abspath(self.path))
-        self.num_threads, self.xnnpack = num_threads, xnnpack
+        self.num_threads = num_threads
+        self.xnnpack = uses_xnnpack(self.meta) if xnnpack is None else xnnpack
         self._local = threading.local()   # per thread: .interpreter and its .runners
         _ = self.interpreter   # the constructing thread's, made now: a bad file fails here
         self.buckets: list[tuple[int, str]] = sorted(

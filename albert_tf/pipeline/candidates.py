@@ -101,6 +101,17 @@ def export_quantizations(config: PipelineConfig, compression: Compression) -> li
     return list(config.compress.quantizations or config.export.quantizations)
 
 
+def sparse_exports(config: PipelineConfig, compression: Compression) -> dict[str, str]:
+    """quantization -> pattern: the exports of a compressed model with sparse weights
+    (``compress.sparse_weights``: pruned models only)."""
+    if not config.compress.sparse_weights or compression.stage != "pruning":
+        return {}
+    from albert_tf.compression.compression_config import parse_block_size
+    from albert_tf.export import sparsity
+    block = parse_block_size(compression.block_size or "1x1", "compress.prune_block_size")
+    return sparsity.kernels_for_block("tflite", block, export_quantizations(config, compression))
+
+
 # -------------------------------------------------------------------------- budget
 def training_steps(seconds: float, steps_per_second: float, stage: str) -> int:
     """Optimizer steps of a compression stage with a wall-clock budget of ``seconds``

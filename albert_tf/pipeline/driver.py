@@ -235,22 +235,34 @@ def finetune_stage(config: PipelineConfig, paths: Paths, model: str) -> Stage:
         collect=collect, needs=(f"pretrain_{model}",))
 
 
+SPARSE_SUFFIX = "_sparse"    # an export with sparse weights: "<quantization>_sparse"
+
+
 def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_dir: str,
-                  needs: str, quantizations: list[str] | None = None) -> list[Stage]:
+                  needs: str, quantizations: list[str] | None = None,
+                  sparse: dict[str, str] | None = None) -> list[Stage]:
     """TFLite export of one candidate model per quantization (default
-    ``export.quantizations``), then score and time each."""
+    ``export.quantizations``), and per ``sparse`` quantization -> pattern one more with
+    its weights stored sparse (``<quantization>_sparse``); then score and time each."""
     export, stages = config.export, []
-    for quantization in export.quantizations if quantizations is None else quantizations:
-        name = f"{candidate}__{quantization}"
-        out = paths("export", candidate, quantization)
-        scores, timing = paths("export", candidate, f"{quantization}_dev.json"), \
-            paths("export", candidate, f"{quantization}_latency.json")
+    variants = [(q, q, None) for q in (export.quantizations if quantizations is None
+                                       else quantizations)]
+    variants += [(q + SPARSE_SUFFIX, q, pattern) for q, pattern in (sparse or {}).items()]
+    for label, quantization, pattern in variants:
+        name = f"{candidate}__{label}"
+        out = paths("export", candidate, label)
+        scores, timing = paths("export", candidate, f"{label}_dev.json"), \
+            paths("export", candidate, f"{label}_latency.json")
+        sparse_flag = [f"--sparse_weights={pattern}"] if pattern else []
         stages += [
             Stage(f"export_{name}", python_module(
                 "albert_tf.bin.export", f"--model_dir={model_dir}", "--format=tflite",
                 f"--quantization={quantization}", f"--seq_lengths={export.seq_length}",
-                f"--output={out}", f"--data_dir={config.data_dir}", "--overwrite"),
-                collect=lambda out=out: {"export_dir": out}, needs=(needs,)),
+                *sparse_flag, f"--output={out}", f"--data_dir={config.data_dir}",
+                "--overwrite"),
+                collect=lambda out=out, q=quantization, p=pattern: {
+                    "export_dir": out, "quantization": q, "sparse_weights": p},
+                needs=(needs,)),
             Stage(f"score_{name}", python_module(
                 "albert_tf.export.evaluate", f"--model={out}", f"--task={config.finetune.task}",
                 f"--data_dir={config.data_dir}", f"--threads={export.threads}",
@@ -323,7 +335,8 @@ def compression_stages(config: PipelineConfig, paths: Paths, model: str) -> list
         stages += export_stages(
             config, paths, candidate, os.path.join(paths.compress_dir(candidate), "model"),
             needs=f"compress_{candidate}",
-            quantizations=compress_lib.export_quantizations(config, compression))
+            quantizations=compress_lib.export_quantizations(config, compression),
+            sparse=compress_lib.sparse_exports(config, compression))
     return stages
 
 
@@ -340,12 +353,15 @@ def collect_artifacts(config: PipelineConfig, runner: StageRunner) -> list[Artif
         export = results.get(f"export_{key}")
         if not timing or not export:
             continue
-        candidate, quantization = key.split("__")
+        candidate, label = key.split("__")
         model, _, method = candidate.partition("+")
         model_file = os.path.join(export["export_dir"], "model.tflite")
+        # runs before the sparse exports recorded no quantization: the label is it
+        quantization = export.get("quantization", label)
         artifacts.append(Artifact(
-            name=f"{candidate}/{quantization}", model=model, method=method or "dense",
-            runtime=targets.export_label("tflite", quantization),
+            name=f"{candidate}/{label}", model=model, method=method or "dense",
+            runtime=targets.export_label("tflite", quantization,
+                                         sparse=bool(export.get("sparse_weights"))),
             accuracy=float(result["accuracy"]),
             latency_ms=float(timing["median_ms"]),
             size_mib=os.path.getsize(model_file) / 2**20))

@@ -134,6 +134,12 @@ class CompressConfig:
         the median ``steps_per_sec`` of the model's finetuning summaries).
       quantizations: TFLite exports of each compressed model ([] =
         ``export.quantizations``; the QAT model is exported as ``qat`` alone).
+      sparse_weights: also export each pruned model with its weights stored sparse
+        (``albert-tf-export --sparse_weights``) at every one of those quantizations whose
+        TFLite export has a sparse kernel for its blocks (`albert_tf.export.sparsity`:
+        ``none`` runs 1x4 blocks = ``prune_block_size`` 4x1 or 16x1, ``int8`` 1x16 =
+        16x1), scored and timed on LiteRT's builtin kernels; labelled
+        ``<quantization>_sparse``.
     """
 
     models: list[str] = dataclasses.field(default_factory=list)
@@ -147,6 +153,7 @@ class CompressConfig:
     seconds: float = 300.0
     steps_per_second: float = 0.0
     quantizations: list[str] = dataclasses.field(default_factory=list)
+    sparse_weights: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -271,7 +278,7 @@ def validate(config: PipelineConfig) -> None:
                 f"{section}.validation_interval={values.validation_interval}: give the "
                 "steps between evaluations, a positive number (e.g. 100).")
     _check_quantizations("export.quantizations", config.export.quantizations)
-    _check_compress(config.compress, config.pretrain.models)
+    _check_compress(config.compress, config.pretrain.models, config.export.quantizations)
     if not 0 <= config.final_test.max_dev_drop <= 100:
         raise ConfigValueError(
             f"final_test.max_dev_drop={config.final_test.max_dev_drop}: give the allowed drop "
@@ -333,7 +340,26 @@ def _check_block_size(compress: CompressConfig, models: list[str]) -> None:
                     f"{list(shape)} (H={h}, I={i}, E={e}); choose a block that divides it.")
 
 
-def _check_compress(compress: CompressConfig, models: list[str]) -> None:
+def _check_sparse_weights(compress: CompressConfig, export_quantizations: list[str]) -> None:
+    """``compress.sparse_weights`` needs pruned models whose blocks a TFLite sparse kernel
+    runs at one of the quantizations they are exported at."""
+    if not compress.sparse_weights:
+        return
+    from albert_tf.compression.compression_config import parse_block_size
+    from albert_tf.export import sparsity
+    quantizations = compress.quantizations or export_quantizations
+    block = parse_block_size(compress.prune_block_size, "compress.prune_block_size")
+    if not compress.prune_sparsities or not sparsity.kernels_for_block("tflite", block,
+                                                                        quantizations):
+        raise ConfigValueError(
+            "compress.sparse_weights: no pruned model here runs sparse on TFLite "
+            f"(prune_sparsities {compress.prune_sparsities}, prune_block_size "
+            f"{compress.prune_block_size or '1x1'!r}, quantizations {quantizations}); TFLite's "
+            f"sparse kernels: {sparsity.runs_on()} (prune_block_size Nx1 for 1xN).")
+
+
+def _check_compress(compress: CompressConfig, models: list[str],
+                    export_quantizations: list[str]) -> None:
     for sparsity in compress.prune_sparsities:
         if not 0.0 < sparsity < 1.0:
             raise ConfigValueError(f"compress.prune_sparsities: {sparsity} is not in (0, 1); "
@@ -346,6 +372,7 @@ def _check_compress(compress: CompressConfig, models: list[str]) -> None:
         raise ConfigValueError(f"compress.models: {unknown} are not in pretrain.models "
                                f"{models}; list some of those, or [] for all.")
     _check_block_size(compress, models)
+    _check_sparse_weights(compress, export_quantizations)
     if compress.enabled and compress.seconds <= 0:
         raise ConfigValueError(f"compress.seconds: must be positive, got {compress.seconds}.")
     if compress.steps < 0:
