@@ -29,6 +29,12 @@ import tempfile
 
 # (category, regular expression on the symbol), first match wins; order matters.
 CATEGORIES: tuple[tuple[str, str], ...] = (
+    # LiteRT's builtin sparse FULLY_CONNECTED (weights stored sparse, no XNNPACK): NEON
+    # kernels, on x86 through the NEON_2_SSE header
+    ("TFLite sparse FULLY_CONNECTED (1x4 / 1x16 blocks)", r"Sparse\w*Multiply|SparseWeight"),
+    ("TFLite reference matmuls (builtin kernels, no XNNPACK)",
+     r"^tflite::reference_ops::(BatchMatMul|FullyConnected)"),
+    ("4-bit GEMM (XNNPACK QC4W)", r"^xnn_\w*qc4w\w*gemm"),
     ("int8 GEMM, AMX", r"^xnn_q\w*gemm\w*amx"),
     ("int8 GEMM, VNNI", r"^xnn_q\w*gemm\w*vnni"),
     ("int8 GEMM, AVX2/AVX-512 (no VNNI)", r"^xnn_q\w*gemm"),
