@@ -9,6 +9,10 @@ STAMP := $(VENV)/.installed
 # --no-compile: no .pyc for the whole of TensorFlow, PyTorch and transformers at install
 # (~25 CPU-s per venv); Python compiles the modules a run imports, once, on first import.
 PIP_INSTALL := $(PY) -m pip install -q --no-compile -c constraints.txt
+# "Once" needs Python to write what it compiles: with PYTHONDONTWRITEBYTECODE set (some CI
+# images set it) every process that imports TensorFlow compiles it again from source
+# (measured: 13 CPU-s per import instead of 3.7). The targets run without it.
+unexport PYTHONDONTWRITEBYTECODE
 # The task data: ../shared/data beside the checkout unless ALBERT_TF_DATA_DIR is set.
 export ALBERT_TF_DATA_DIR ?= $(abspath ../shared/data)
 # Test workers (pytest-xdist): 2 on this project's 2-core machines.

@@ -8,6 +8,10 @@ import pytest
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# The binaries the tests start (and the xdist workers) write the bytecode they compile into
+# .venv: with PYTHONDONTWRITEBYTECODE (set in some CI images) and the venv installed
+# --no-compile, each of them would compile TensorFlow again (~10 CPU-s each; Makefile).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The tests (like `make main`) read ../shared/data beside the checkout unless
@@ -84,3 +88,31 @@ def pytest_collection_modifyitems(session, config, items):
         return (0, -cost, path) if cost is not None else (1, 0.0, path)
 
     items.sort(key=key)  # stable: within a file the order is unchanged
+
+
+# CPU accounting (`make test-cpu`): with ALBERT_TF_TEST_CPU=DIR each xdist worker writes
+# DIR/<worker>.jsonl, one line per test phase: wall seconds, the worker's own CPU seconds and
+# its finished subprocesses' CPU seconds (the binaries the tests start). Off by default.
+_CPU_DIR = os.environ.get("ALBERT_TF_TEST_CPU")
+if _CPU_DIR:
+    import json as _json
+    import resource as _resource
+    import time as _time
+
+    def _cpu_now() -> tuple[float, float, float]:
+        children = _resource.getrusage(_resource.RUSAGE_CHILDREN)
+        return (_time.perf_counter(), _time.process_time(),
+                children.ru_utime + children.ru_stime)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        before = _cpu_now()
+        yield
+        after = _cpu_now()
+        os.makedirs(_CPU_DIR, exist_ok=True)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(os.path.join(_CPU_DIR, f"{worker}.jsonl"), "a", encoding="utf-8") as out:
+            out.write(_json.dumps({"test": item.nodeid,
+                                   "wall": round(after[0] - before[0], 3),
+                                   "self_cpu": round(after[1] - before[1], 3),
+                                   "child_cpu": round(after[2] - before[2], 3)}) + "\n")

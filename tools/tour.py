@@ -510,8 +510,11 @@ def main(argv=None) -> int:
 
         tour_dir = os.path.join(work, "tour")
         os.makedirs(tour_dir)
+        # PYTHONDONTWRITEBYTECODE (some CI images): a user's pip install writes bytecode;
+        # ours (--no-compile) leaves it to the first command, which must be allowed to.
         env = {k: v for k, v in os.environ.items()
-               if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "ALBERT_TF_VERBOSE")}
+               if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "ALBERT_TF_VERBOSE",
+                            "PYTHONDONTWRITEBYTECODE")}
         env.update(PATH=os.path.join(venv, "bin") + os.pathsep + env.get("PATH", ""),
                    VIRTUAL_ENV=venv, ALBERT_TF_DATA_DIR=os.path.abspath(data),
                    HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PIP_NO_INDEX="1")
