@@ -23,7 +23,7 @@ SDK_VENV ?= .venv-sdk
 SDK_STAMP := $(SDK_VENV)/.installed
 export ALBERT_TF_SDK_PYTHON ?= $(abspath $(SDK_VENV))/bin/python
 
-.PHONY: main test test-costs fuzz install sdk wheel tour constraints build-file figures
+.PHONY: main test test-costs test-cpu fuzz install sdk wheel tour constraints build-file figures
 
 # litert-converter, LiteRT's converter (the TFLite export's path once TensorFlow drops
 # tf.lite: docs/export.md), goes into its own directory, not site-packages: its xdsl==0.28.0
@@ -57,6 +57,14 @@ test: $(STAMP) $(SDK_STAMP)
 test-costs: $(STAMP) $(SDK_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile --durations=0 tests \
 		| tee /dev/stderr | $(PY) tools/test_costs.py
+
+# The same run with CPU accounting: CPU seconds per test file, the workers' own and their
+# subprocesses' (tests/conftest.py, ALBERT_TF_TEST_CPU); also rewrites tests/file_costs.json.
+test-cpu: $(STAMP) $(SDK_STAMP)
+	rm -rf .test-cpu
+	ALBERT_TF_TEST_CPU=$(abspath .test-cpu) $(PY) -m pytest -q -n $(TEST_WORKERS) \
+		--dist=loadfile tests
+	$(PY) tools/test_costs.py --cpu .test-cpu
 
 # The property-based fuzz tests with 20x CI's examples, new random examples each run.
 fuzz: $(STAMP)

@@ -23,6 +23,7 @@ import concurrent.futures
 import dataclasses
 import json
 import os
+import py_compile
 import shutil
 import subprocess
 import sys
@@ -352,6 +353,9 @@ def build_artifacts(root: str) -> dict[str, str]:
         os.makedirs(package)
         with open(os.path.join(package, "__init__.py"), "w", encoding="utf-8") as f:
             f.write(f"raise ImportError(\"No module named '{name}'\")\n")
+        # its bytecode now, before the snapshot: the runs write none (they may write it:
+        # conftest lets them, so that TensorFlow's is compiled once).
+        py_compile.compile(os.path.join(package, "__init__.py"), doraise=True)
     return paths
 
 
