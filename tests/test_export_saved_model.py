@@ -97,6 +97,19 @@ def test_signatures(exported):
     assert sorted(sigs["encode"].structured_outputs) == ["pooled_output", "sequence_output"]
 
 
+def test_only_the_signatures_functions_are_stored(exported):
+    """No tf_keras per-layer traces (``*_layer_call_and_return_conditional_losses``, which
+    only ``keras.models.load_model`` needs): tracing them was most of an export's time
+    (`albert_tf.export.common.without_keras_traces`)."""
+    from tensorflow.core.protobuf import saved_model_pb2
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(exported["path"], "saved_model.pb"), "rb") as f:
+        proto.ParseFromString(f.read())
+    names = [f.signature.name for f in proto.meta_graphs[0].graph_def.library.function]
+    assert any("serving_default" in n or "signature_wrapper" in n for n in names), names
+    assert not [n for n in names if "layer_call" in n]
+
+
 def test_serving_matches_keras_and_python_tokenizer(exported):
     from albert_tf.backend import tf
     sigs = exported["loaded"].signatures

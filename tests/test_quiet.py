@@ -3,24 +3,27 @@ only albert-tf's own output (results, progress lines printed on purpose), no Ten
 LiteRT / absl / C++ log line, converter dump or library progress bar; ``--verbose`` brings
 them back (`albert_tf.cli`: quiet_startup, quiet_logs, quiet_native).
 
+Two places check it with one test of a line (``NOISE``: tools/tour.py's ``LIBRARY_LINE``):
+the README's tour (`make tour`, in CI) checks what each of its commands prints, on the
+tour's real data: finetune, both conversions, compress, the four exports, the TFLite
+runner, evaluator and benchmark, the benchmark, info. The jobs here are the rest (the
+commands the tour does not run, and two exports the others read), plus ``--verbose``, so
+that each console script is checked once (`test_every_console_script_is_covered`).
+
 The scripts run as a user runs them: the installed console scripts, as subprocesses, from a
 scratch directory, without the ``TF_CPP_MIN_LOG_LEVEL`` that conftest sets for the suite.
 Every job runs once, two at a time (a job after the ones it reads: `JOBS`), in the
 module's `runs` fixture, on tiny inputs: an albert_tiny classifier of 2 layers at 16
 tokens, the first rows of the real SST-2 splits, ~150 KB of the real corpus. Each test
-then checks one job. All 16 scripts are here (no other test is relied on: the others that
-run these scripts do not look at what else they print). The noise found: the int8 TFLite
-quantizer's ``fully_quantize: ...`` line (export, compress, benchmark), LiteRT's ``INFO:
-Created TensorFlow Lite XNNPACK delegate for CPU.`` (every LiteRT run), saved_model_cli's
-TF logs and oneDNN notice. ~2 minutes of CPU in all (about 1.5-3 minutes of wall time
-on 2 cores, depending on what else runs).
+then checks one job. The noise found: the int8 TFLite quantizer's ``fully_quantize: ...``
+line (export, compress, benchmark), LiteRT's ``INFO: Created TensorFlow Lite XNNPACK
+delegate for CPU.`` (every LiteRT run), saved_model_cli's TF logs and oneDNN notice.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -29,20 +32,17 @@ from typing import NamedTuple
 
 import pytest
 
+from tests.repo_files import load_tour
+
+tour = load_tour()
 BIN = os.path.dirname(sys.executable)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 PARALLEL = 2            # processes at a time (the project's machines have 2 cores)
 TIMEOUT = 400           # seconds per job
 
-# A line a library printed, not albert-tf: absl / TF C++ and Python log lines, LiteRT's
-# and TF's "INFO: ..." / "WARNING:tensorflow:...", converter and runtime dumps, Python
-# warnings, tracebacks, progress bars of NNCF (rich) and tqdm.
-NOISE = re.compile(
-    r"^[IWEF]\d{4} \d\d:\d\d:\d\d|^(INFO|WARNING|ERROR)(:|\s)|^\S+\.py:\d+: \w*Warning|"
-    r"fully_quantize|inference_type|XNNPACK delegate|oneDNN|cuInit|cudart|CUDA|"
-    r"absl::InitializeLog|is deprecated|Instructions for updating|Traceback|"
-    r"\[[IWE]:onnxruntime|nncf:|━|it/s\]")
+# A line a library printed, not albert-tf (the same test as the tour's).
+NOISE = tour.LIBRARY_LINE
 
 
 class Job(NamedTuple):
@@ -79,37 +79,17 @@ JOBS = [
          f"--vocab_file={VOCAB}", "--max_seq_length=16", "--max_predictions_per_seq=5",
          "--dupe_factor=1"),
         '"instances"'),
-    Job("convert_to_hf", "albert-tf-convert", ("--to=hf", "--input=model", "--output_dir=hf"),
-        "wrote hf"),
-    Job("finetune", "albert-tf-finetune",
-        ("--task=sst2", "--data_dir=data", "--model_dir=finetuned", *STEPS),
-        "training done at step 2"),
     Job("pretrain", "albert-tf-pretrain",
         ("--model_dir=pretrained", "--train_files=pretraining/train.tfrecord",
          "--eval_files=pretraining/train.tfrecord", *STEPS),
         "training done at step 2", needs=("create_pretraining_data",)),
     Job("run", "albert-tf-run", ("--experiment=experiment.yaml", "--output_dir=run",
                                  "--data_dir=data"), "report: "),
-    Job("compress", "albert-tf-compress",
-        ("--init_model=model", "--model_dir=compressed", "--stages=pruning", "--data_dir=data",
-         "--train_batch_size=16", "--tflite=false",
-         ("--params_override=pruning.final_sparsity=0.5,pruning.end_step=2,"
-          "pruning.frequency=1,pruning.train_steps=2,run_eagerly=true,"
-          "data.eval_batch_size=32")),
-        "[albert-tf-compress] wrote"),
     Job("export_openvino_int8", "albert-tf-export",
         ("--model_dir=model", "--format=openvino", "--quantization=int8", "--output=ov_int8",
          *CALIBRATION), "OpenVINO IR written to"),
-    Job("benchmark", "albert-tf-benchmark",
-        ("--models=", "--model_dirs=model", "--shapes=1x16", "--runtimes=tflite_int8",
-         "--min_seconds=0.1", "--output_dir=benchmark", "--data_dir=data"), "tflite_int8"),
     Job("convert_to_keras_hub", "albert-tf-convert",
         ("--to=keras_hub", "--input=model", "--output_dir=keras_hub"), "wrote keras_hub"),
-    Job("export_onnx_int8", "albert-tf-export",
-        ("--model_dir=model", "--format=onnx", "--quantization=int8", "--output=onnx_int8"),
-        "ONNX model written to"),
-    Job("convert_from_hf", "albert-tf-convert", ("--from=hf", "--input=hf", "--output_dir=back"),
-        "wrote back", needs=("convert_to_hf",)),
     Job("saved_model_cli_run", "albert-tf-saved-model-cli",
         ("run", "--dir", "serving/sst2/1", "--tag_set", "serve", "--signature_def",
          "serving_default", "--input_exprs", 'text=["a gorgeous film", ""]'),
@@ -120,21 +100,12 @@ JOBS = [
     Job("train_vocab_wordpiece", "albert-tf-train-vocab",
         ("--type=wordpiece", "--input=corpus.txt", "--output=wordpiece", "--vocab_size=400"),
         '"type": "wordpiece"'),
-    Job("tflite_run", "albert-tflite-run", ("--model=edge_int8", "--text=a gorgeous film"),
-        '"probabilities"', needs=("export_tflite_int8",)),
     Job("tflite_run_verbose", "albert-tflite-run",
         ("--model=edge_int8", "--text=a gorgeous film", "--verbose"), '"probabilities"',
         needs=("export_tflite_int8",), noisy=True),
-    Job("tflite_evaluate", "albert-tflite-evaluate",
-        ("--model=edge_int8", "--task=sst2", "--data_dir=data"), "accuracy",
-        needs=("export_tflite_int8",)),
-    Job("tflite_benchmark", "albert-tflite-benchmark",
-        ("--model=edge_int8", "--runs=3", "--warmup=1"), "serving_default",
-        needs=("export_tflite_int8",)),
     Job("tflite_metadata", "albert-tflite-metadata",
         ("--model=bare/model.tflite", "--model_dir=model", "--quantization=int8"), "wrote ",
         needs=("export_tflite_int8",)),
-    Job("info", "albert-tf-info", ("--models=albert_tiny",), "| albert_tiny |"),
 ]
 SCRIPTS = {job.script for job in JOBS}
 
@@ -259,10 +230,19 @@ def runs(data_dir, tmp_path_factory) -> dict[str, Result]:
     return _run_all(work)
 
 
+def tour_programs() -> set[str]:
+    """The console scripts the README's tour runs (`make tour` checks their output with
+    ``NOISE``, on the tour's real data, in CI)."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        return {c.program for c in tour.extract(f.read())} - {tour.PYTHON}
+
+
 def test_every_console_script_is_covered():
-    with open(os.path.join(ROOT, "setup.py"), encoding="utf-8") as f:
-        declared = set(re.findall(r'"(albert-[a-z-]+)=', f.read()))
-    assert declared and declared == SCRIPTS, declared ^ SCRIPTS
+    """Each console script runs here or in the tour (dropping a command from the README's
+    tour fails this until a job here runs its script)."""
+    declared = tour.console_scripts()
+    assert declared and declared == SCRIPTS | tour_programs(), \
+        declared ^ (SCRIPTS | tour_programs())
 
 
 @pytest.mark.parametrize("job", JOBS, ids=[job.name for job in JOBS])

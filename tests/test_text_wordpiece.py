@@ -394,7 +394,9 @@ def test_saved_model_round_trip(case, tmp_path):
     module.tok = tok
     serve = tf.function(lambda a, b: module.tok(a, b), input_signature=[
         tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)])
-    tf.saved_model.save(module, str(tmp_path), signatures={"serving_default": serve})
+    from albert_tf.export.common import without_keras_traces
+    with without_keras_traces():            # as the exports save it
+        tf.saved_model.save(module, str(tmp_path), signatures={"serving_default": serve})
     loaded = tf.saved_model.load(str(tmp_path)).signatures["serving_default"]
     a, b = ["Héllo, 1,000 World!", "中文 ΣΑΣ 🙂"], ["x" * 101, b"bad \xff"]
     out = loaded(a=tf.constant(a), b=tf.constant(b))
@@ -424,7 +426,9 @@ def _lite_model(case) -> bytes:
                  tf.function(pair, autograph=False).get_concrete_function(spec, spec)]
     converter = tf.lite.TFLiteConverter.from_concrete_functions(functions, holder)
     converter.allow_custom_ops = True
-    return converter.convert()
+    from albert_tf.export.common import without_keras_traces
+    with without_keras_traces():            # as the TFLite export converts
+        return converter.convert()
 
 
 def _batches(texts: list[bytes]):

@@ -3,27 +3,15 @@ from the README, and that it can run as written. Nothing is installed or run her
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import sys
 
 import pytest
 
-from tests.repo_files import ROOT
+from tests.repo_files import ROOT, load_tour
 
 
-def _load_tour():
-    """tools/tour.py as a module (registered first: its dataclasses look it up)."""
-    spec = importlib.util.spec_from_file_location("tour_script",
-                                                  os.path.join(ROOT, "tools", "tour.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-tour = _load_tour()
+tour = load_tour()
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +130,14 @@ def test_the_step_checks_read_what_the_tools_print(tmp_path):
     assert "learned too little" in tour.check_step(low, str(tmp_path), {})[0]
     noisy = result("albert-tf-info", "| albert_base | 30000 | 128 | 768 |",
                    "I0000 00:00:17.1 port.cc:153] oneDNN custom operations are on.\n")
-    assert "log lines on stderr" in tour.check_step(noisy, str(tmp_path), {})[0]
+    assert "library lines" in tour.check_step(noisy, str(tmp_path), {})[0]
+    # Python-level library lines count on stdout too (in the tour; the newest-in-range
+    # smoke, where new releases may warn, checks C++ log lines only).
+    warned = result("albert-tf-info", "| albert_base | 30000 | 128 | 768 |\n"
+                    "WARNING:tensorflow:From x.py:3: is deprecated\n")
+    assert "library lines without --verbose (1)" in tour.check_step(warned, str(tmp_path), {})[0]
+    assert tour.check_step(warned, str(tmp_path), {}, peers=True) == []
+    assert "library lines" in tour.check_step(noisy, str(tmp_path), {}, peers=True)[0]
     bench = "albert-tf-benchmark --runtimes=tflite_dynamic,torch_int8"
     timed = "    best             tflite_dynamic    1 x   64: median      0.5 ms\n"
     skip = ("  torch_int8: skipped: the Python package 'torch' is not installed "

@@ -11,6 +11,7 @@ artifact get (the head's outputs: `albert_tf.task_heads`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 
@@ -25,6 +26,22 @@ from albert_tf.text import vocabulary as vocab_lib
 # Longest answer (in tokens) considered when decoding spans in-graph.
 MAX_ANSWER_LENGTH = heads_lib.MAX_ANSWER_LENGTH
 best_spans = heads_lib.best_spans
+
+
+@contextlib.contextmanager
+def without_keras_traces():
+    """Saves (``tf.saved_model.save``, the TFLite converter's own save) skip tf_keras's
+    per-layer traces.
+
+    A SavedModel holding a Keras model stores, besides the functions it was asked for, a
+    traced ``call`` of every layer, so that ``keras.models.load_model`` can rebuild it; that
+    tracing is most of an export's time. Our artifacts are loaded through their signatures
+    (TF Serving, ``tf.saved_model.load(...).signatures``, the converters), never as Keras
+    models, so they are saved as ``model.save(save_traces=False)`` would save them.
+    """
+    from tf_keras.src.saving.legacy.saved_model import utils as keras_saving_utils
+    with keras_saving_utils.keras_option_scope(save_traces=False):
+        yield
 
 
 @dataclasses.dataclass

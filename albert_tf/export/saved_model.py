@@ -50,7 +50,7 @@ import tempfile
 from albert_tf.backend import tf
 from albert_tf import outputs
 from albert_tf.export.common import (ExportError, ExportSource, export_inputs, load_source,
-                                     task_outputs)
+                                     task_outputs, without_keras_traces)
 from albert_tf.networks import INPUT_NAMES
 
 
@@ -179,5 +179,6 @@ def export_saved_model(model_dir: str, output: str, name: str | None = None,
             with open(labels_file, "w", encoding="utf-8") as f:
                 f.write("".join(label + "\n" for label in source.labels))
         module = ServingModule(source, labels_file)
-        tf.saved_model.save(module, tmp, signatures=module.signatures())
+        with without_keras_traces():
+            tf.saved_model.save(module, tmp, signatures=module.signatures())
     return final

@@ -55,7 +55,7 @@ from albert_tf.backend import keras, tf
 from albert_tf.export import quantization as recipes
 from albert_tf import outputs
 from albert_tf.export.common import (ExportError, ExportSource, export_inputs, load_source,
-                                     with_export_head)
+                                     with_export_head, without_keras_traces)
 from albert_tf.export.quantization import (QAT_DIR, load_qat_model,  # noqa: F401 (API)
                                            register_qat_loader)
 from albert_tf.export.quantization import (DEFAULT_CALIBRATION_SIZE, calibration_texts,
@@ -253,7 +253,7 @@ def convert(source: ExportSource, quantization: str = "none",
     recipe.configure(converter, calibrated, strict_int8)
     try:
         # The quantizer prints "fully_quantize: 0, inference_type: 6, ..." from C++.
-        with cli.quiet_native(), warnings.catch_warnings():
+        with cli.quiet_native(), warnings.catch_warnings(), without_keras_traces():
             warnings.filterwarnings("ignore", message=_TF_LITE_INTERPRETER_WARNING,
                                     category=UserWarning)
             if denylist:
