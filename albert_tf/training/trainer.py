@@ -201,7 +201,7 @@ class Trainer:
             return loss, sums, grads
 
         if self.config.runtime.jit_compile:
-            forward_backward = tf.function(forward_backward, jit_compile=True)
+            forward_backward = tf.function(forward_backward, jit_compile=True, autograph=False)
 
         def step_fn(inputs):
             loss, sums, grads = forward_backward(inputs)
@@ -220,17 +220,23 @@ class Trainer:
 
         keys = ["loss", "tokens", "examples", "grad_norm"] + names
 
-        @tf.function
         def train_fn(iterator, num_steps):
-            totals = {k: tf.constant(0.0) for k in keys}
-            for _ in tf.range(num_steps):
+            """``num_steps`` (int32 scalar) steps on batches of ``iterator``; the sums of
+            `keys` over them, each a float32 scalar."""
+            def one_step(step, totals):
                 per_replica = strategy.run(step_fn, args=(next(iterator),))
-                totals = {k: totals[k] + strategy.reduce(tf.distribute.ReduceOp.SUM,
-                                                         per_replica[k], axis=None)
-                          for k in keys}
+                return step + 1, {k: totals[k] + strategy.reduce(
+                    tf.distribute.ReduceOp.SUM, per_replica[k], axis=None) for k in keys}
+
+            totals = {k: tf.constant(0.0) for k in keys}
+            _, totals = tf.while_loop(lambda step, _: step < num_steps, one_step,
+                                      (tf.constant(0, tf.int32), totals))
             return totals
 
-        return train_fn
+        # Without AutoGraph (the loop is an explicit while_loop, and nothing the step calls
+        # branches on a tensor): converting the step's code, the task's losses and every
+        # layer's `call` was a fifth of a fresh training process's start-up.
+        return tf.function(train_fn, autograph=False)
 
     def _step_logs(self, totals: dict, num_steps: int) -> dict[str, float]:
         totals = {k: float(v) for k, v in totals.items()}
@@ -248,12 +254,11 @@ class Trainer:
             outputs = model(task.features(inputs), training=False)
             return task.eval_outputs(inputs, outputs)
 
-        @tf.function
         def eval_fn(inputs):
             per_replica = strategy.run(step_fn, args=(inputs,))
             return {k: strategy.gather(v, axis=0) for k, v in per_replica.items()}
 
-        return eval_fn
+        return tf.function(eval_fn, autograph=False)   # see _build_train_fn
 
     def _run_split(self, data_config, max_steps: int = -1) -> dict[str, np.ndarray]:
         if self._eval_fn is None:
