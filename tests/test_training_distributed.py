@@ -1,5 +1,6 @@
 """MirroredStrategy (2 logical CPUs) and MultiWorkerMirroredStrategy (2 local worker
-processes) give the same loss after N steps as one device with the same global batch."""
+processes) give the same loss after N steps as one device with the same global batch (run
+here, in the test's process, while the others run)."""
 
 import json
 import os
@@ -8,6 +9,8 @@ import sys
 
 import pytest
 from training_runs import free_ports
+
+from tests import training_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "training_fixtures.py")  # run by path: one worker
@@ -37,9 +40,6 @@ def test_mirrored_and_multi_worker_match_one_device(tmp_path):
     ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     procs = {
-        "one_device": subprocess.Popen(_command(tmp_path / "one"), env=_env(), cwd=ROOT,
-                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                       text=True),
         "mirrored": subprocess.Popen(_command(tmp_path / "mirrored", "--strategy=mirrored",
                                               "--num_cpu_devices=2"), env=_env(), cwd=ROOT,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
@@ -52,6 +52,9 @@ def test_mirrored_and_multi_worker_match_one_device(tmp_path):
             stderr=subprocess.STDOUT, text=True)
     outputs = {}
     try:
+        # training_fixtures.main's one-device run, here: no TensorFlow start-up
+        losses = {"one_device": training_fixtures.run_toy(str(tmp_path / "one"), STEPS,
+                                                          8)["train"]["loss"]}
         for name, proc in procs.items():
             outputs[name], _ = proc.communicate(timeout=TIMEOUT)
             assert proc.returncode == 0, f"{name} failed:\n{outputs[name][-3000:]}"
@@ -59,7 +62,7 @@ def test_mirrored_and_multi_worker_match_one_device(tmp_path):
         for proc in procs.values():
             if proc.poll() is None:
                 proc.kill()
-    losses = {name: _final_loss(out) for name, out in outputs.items()}
+    losses.update({name: _final_loss(out) for name, out in outputs.items()})
     reference = losses["one_device"]
     for name, loss in losses.items():
         assert loss == pytest.approx(reference, rel=1e-5, abs=1e-6), losses

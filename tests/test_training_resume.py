@@ -1,5 +1,6 @@
 """kill -9 during training, then the same command again: resumes from the last checkpoint
-with a continuous step count, and ends with the metrics of an uninterrupted run."""
+with a continuous step count, and ends with the metrics of an uninterrupted run (run here,
+in the test's process, while the killed one runs)."""
 
 import json
 import os
@@ -10,6 +11,8 @@ import time
 
 import pytest
 from training_runs import reported_checkpoint_step
+
+from tests import training_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "training_fixtures.py")  # run by path: one worker
@@ -36,9 +39,6 @@ def _parse(output, prefix):
 
 def test_kill_and_resume_matches_uninterrupted(tmp_path):
     killed_dir = tmp_path / "killed"
-    # Uninterrupted reference run, concurrently with the run that we kill.
-    reference = subprocess.Popen(_command(tmp_path / "reference", 0.0), env=_env(), cwd=ROOT,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     victim = subprocess.Popen(_command(killed_dir, 0.3), env=_env(), cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.time() + 600  # generous: the CPUs may be shared
@@ -57,11 +57,19 @@ def test_kill_and_resume_matches_uninterrupted(tmp_path):
     # The manager may have recorded a later checkpoint between our poll and the kill.
     last_complete = reported_checkpoint_step(killed_dir)
     assert 20 <= last_complete < STEPS
-    resumed = subprocess.run(_command(killed_dir, 0.0), env=_env(), cwd=ROOT,
-                             capture_output=True, text=True, timeout=600)
+    resuming = subprocess.Popen(_command(killed_dir, 0.0), env=_env(), cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # The uninterrupted reference, meanwhile: training_fixtures.main's run, here.
+        reference = training_fixtures.run_toy(str(tmp_path / "reference"), STEPS,
+                                              checkpoint_interval=10, steps_per_loop=5,
+                                              mode="train_and_eval")
+        out, err = resuming.communicate(timeout=600)
+    finally:
+        if resuming.poll() is None:
+            resuming.kill()
+    resumed = subprocess.CompletedProcess(resuming.args, resuming.returncode, out, err)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    reference_out, _ = reference.communicate(timeout=600)
-    assert reference.returncode == 0, reference_out[-3000:]
 
     lines = resumed.stdout.splitlines()
     resume_line = next(l for l in lines if l.startswith("resumed from"))
@@ -70,10 +78,10 @@ def test_kill_and_resume_matches_uninterrupted(tmp_path):
     steps = [int(l.split()[1].split("/")[0]) for l in lines if l.startswith("step ")]
     assert steps == list(range(start + 5, STEPS + 1, 5))     # continuous, no restart at 0
 
-    assert _parse(resumed.stdout, "FINAL_LOSS") == pytest.approx(
-        _parse(reference_out, "FINAL_LOSS"), rel=1e-5)
+    assert _parse(resumed.stdout, "FINAL_LOSS") == pytest.approx(reference["train"]["loss"],
+                                                                 rel=1e-5)
     resumed_eval = _parse(resumed.stdout, "FINAL_EVAL")
-    reference_eval = _parse(reference_out, "FINAL_EVAL")
+    reference_eval = reference["eval"]
     assert resumed_eval["step"] == reference_eval["step"] == STEPS
     for key in ("accuracy", "loss", "f1"):
         assert resumed_eval[key] == pytest.approx(reference_eval[key], rel=1e-5, abs=1e-6), key

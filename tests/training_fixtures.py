@@ -137,9 +137,22 @@ def write_pretraining_tfrecords(path: str, num_examples: int = 64, seq_length: i
     return path
 
 
+def run_toy(model_dir: str, steps: int = 10, batch_size: int = 8, strategy: str = "one_device",
+            num_cpu_devices: int = 1, checkpoint_interval: int = 0, steps_per_loop: int = 5,
+            mode: str = "train", log=None) -> dict:
+    """`run_experiment` on the toy task as ``main`` runs it (in a test's own process or in
+    one started per worker); returns its result."""
+    from albert_tf.training.trainer import run_experiment
+    config = tiny_experiment(model_dir, steps, batch_size, strategy)
+    config.runtime.num_cpu_devices = num_cpu_devices
+    config.trainer.checkpoint_interval = checkpoint_interval
+    config.trainer.steps_per_loop = steps_per_loop
+    config.trainer.validation_interval = steps
+    return run_experiment(config, mode, task=ToyClassificationTask(config), log=log)
+
+
 def main(argv=None) -> None:
     import time
-    from albert_tf.training.trainer import run_experiment
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--steps", type=int, default=10)
@@ -152,22 +165,18 @@ def main(argv=None) -> None:
     parser.add_argument("--delay", type=float, default=0.0,
                         help="seconds to sleep after each loop (lets tests kill mid-run)")
     args = parser.parse_args(argv)
-    config = tiny_experiment(args.model_dir, args.steps, args.batch_size, args.strategy)
-    config.runtime.num_cpu_devices = args.num_cpu_devices
-    config.trainer.checkpoint_interval = args.checkpoint_interval
-    config.trainer.steps_per_loop = args.steps_per_loop
-    config.trainer.validation_interval = args.steps
 
     def log(line):
         print(line, flush=True)
         if args.delay and line.startswith("step "):
             time.sleep(args.delay)
 
-    result = run_experiment(config, args.mode, task=ToyClassificationTask(config), log=log)
+    result = run_toy(args.model_dir, args.steps, args.batch_size, args.strategy,
+                     args.num_cpu_devices, args.checkpoint_interval, args.steps_per_loop,
+                     args.mode, log)
     print("FINAL_LOSS " + json.dumps(result["train"]["loss"]), flush=True)
     if "eval" in result:
         print("FINAL_EVAL " + json.dumps(result["eval"]), flush=True)
-
 
 if __name__ == "__main__":
     main()
