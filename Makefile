@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh machine (each creates .venv and installs first):
 #   make main   -- the main job (offline, on ../shared/data)
-#   make test   -- the test suite
+#   make test   -- the test suite's gate (CI; `make test-all`: every test, docs/setup.md)
 # Installs take the exact versions in constraints.txt (setup.py declares ranges).
 PYTHON ?= python3
 VENV ?= .venv
@@ -23,7 +23,7 @@ SDK_VENV ?= .venv-sdk
 SDK_STAMP := $(SDK_VENV)/.installed
 export ALBERT_TF_SDK_PYTHON ?= $(abspath $(SDK_VENV))/bin/python
 
-.PHONY: main test test-costs test-cpu fuzz install sdk wheel tour constraints build-file figures
+.PHONY: main test test-all test-cpu fuzz install sdk wheel tour constraints build-file figures
 
 # litert-converter, LiteRT's converter (the TFLite export's path once TensorFlow drops
 # tf.lite: docs/export.md), goes into its own directory, not site-packages: its xdsl==0.28.0
@@ -49,17 +49,19 @@ $(SDK_STAMP): tflite/sdk-requirements.txt tools/system_deps.sh
 
 sdk: $(SDK_STAMP)
 
-test: $(STAMP) $(SDK_STAMP)
+# The tests in two tiers (docs/setup.md#the-test-tiers): `make test`, CI's gate, runs every
+# test not marked `slow` (tests/conftest.py); `make test-all` runs all of them, in .venv-sdk
+# too (the mobile SDKs' tests are all in the slow tier).
+test: $(STAMP)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile -m "not slow" tests
+
+test-all: $(STAMP) $(SDK_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile tests
 
-# tests/file_costs.json: seconds per test file, from one full run; tests/conftest.py starts
-# the costliest files first so that no long file starts last (tools/test_costs.py).
-test-costs: $(STAMP) $(SDK_STAMP)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist=loadfile --durations=0 tests \
-		| tee /dev/stderr | $(PY) tools/test_costs.py
-
-# The same run with CPU accounting: CPU seconds per test file, the workers' own and their
-# subprocesses' (tests/conftest.py, ALBERT_TF_TEST_CPU); also rewrites tests/file_costs.json.
+# Every test with CPU accounting: CPU seconds per test file, the workers' own and their
+# subprocesses' (tests/conftest.py, ALBERT_TF_TEST_CPU), each tier's totals and the unmarked
+# tests over the gate's per-test limit; rewrites tests/file_costs.json, the file order of
+# both tiers (tools/test_costs.py).
 test-cpu: $(STAMP) $(SDK_STAMP)
 	rm -rf .test-cpu
 	ALBERT_TF_TEST_CPU=$(abspath .test-cpu) $(PY) -m pytest -q -n $(TEST_WORKERS) \
@@ -81,7 +83,7 @@ wheel: $(STAMP)
 # The README's five-minute tour as a test (tools/tour.py): the wheel installed into a fresh
 # venv with the tour's extras, then every command of the tour's bash blocks, as written,
 # offline, in an empty directory; each command's wall time, the total, the CPU.
-# TOUR_FLAGS=--newest (CI): then the newest-in-range smoke (docs/setup.md).
+# TOUR_FLAGS=--newest (`.ci/run full`): then the newest-in-range smoke (docs/setup.md).
 TOUR_FLAGS ?=
 tour: wheel
 	$(PYTHON) tools/tour.py --python=$(PYTHON) $(TOUR_FLAGS) dist/albert_tf-*.whl

@@ -50,35 +50,46 @@ if settings is not None:
     settings.load_profile(os.environ.get("ALBERT_TF_FUZZ_PROFILE", "ci"))
 
 
+# Two tiers (docs/setup.md#the-test-tiers). Tests marked `slow` (over ~5 CPU-s each on the
+# 2-core CI machines: training runs, exports of every format, the mobile SDKs, the peers'
+# benchmarks, the command tables that start dozens of processes) form the second tier:
+# `make test` (CI's `.ci/run`) runs the rest, `make test-all` (`.ci/run full`) all of them.
+# `make test-cpu` measures every test and lists the unmarked ones over the limit.
+SLOW_MARKER = ("slow: the second tier, left out of `make test` (CI's gate) and run by "
+               "`make test-all` (docs/setup.md#the-test-tiers)")
+
 # Test-file order: costliest first. `make test` runs `-n 2 --dist=loadfile`, and xdist
 # hands out whole files in collection order, so a long file that starts last makes a
-# long tail while the other worker idles. tests/file_costs.json (file -> seconds, from
-# `make test-costs`: tools/test_costs.py) sets the order; files not in it go last, in
-# alphabetical order. Tests within a file keep their order. The table only steers the
-# order: a stale one costs time, never a test.
+# long tail while the other worker idles. tests/file_costs.json (for each tier, file ->
+# seconds of its tests in that tier, from `make test-cpu`: tools/test_costs.py) sets the
+# order; files not in it go last, in alphabetical order. Tests within a file keep their
+# order. The table only steers the order: a stale one costs time, never a test.
 COSTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_costs.json")
 
 
-def _file_costs() -> dict[str, float]:
+def _file_costs(tier: str) -> dict[str, float]:
     import json
 
     try:
         with open(COSTS_FILE, encoding="utf-8") as handle:
             return {os.path.normpath(os.path.join(ROOT, path)): float(seconds)
-                    for path, seconds in json.load(handle).items()}
-    except (OSError, ValueError, AttributeError, TypeError):
+                    for path, seconds in json.load(handle)[tier].items()}
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):
         return {}
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", SLOW_MARKER)
     # xdist (3.x) by default reorders --dist=loadfile/loadscope work units by their
     # number of tests, which would ignore the cost order below.
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
 
 
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected: order what runs
 def pytest_collection_modifyitems(session, config, items):
-    costs = _file_costs()
+    tier = "all" if any(item.get_closest_marker("slow") for item in items) else "gate"
+    costs = _file_costs(tier)
     if not costs:
         return
 
@@ -115,4 +126,6 @@ if _CPU_DIR:
             out.write(_json.dumps({"test": item.nodeid,
                                    "wall": round(after[0] - before[0], 3),
                                    "self_cpu": round(after[1] - before[1], 3),
-                                   "child_cpu": round(after[2] - before[2], 3)}) + "\n")
+                                   "child_cpu": round(after[2] - before[2], 3),
+                                   "slow": item.get_closest_marker("slow") is not None})
+                      + "\n")

@@ -50,6 +50,7 @@ def _blocks_whole(kernel: np.ndarray, length: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_pruning_gives_the_sparsity_in_the_blocks_and_prunes_the_shared_block_once(model_dir):
     from albert_tf.checkpoints import named_weights
     for pattern, length in compressed.PATTERNS.items():
@@ -96,6 +97,7 @@ def run(model_dir, tmp_path_factory):
     return out, result.stdout
 
 
+@pytest.mark.slow
 def test_the_summary_line_and_the_table(run):
     out, stdout = run
     lines = stdout.splitlines()
@@ -126,6 +128,7 @@ def test_the_summary_line_and_the_table(run):
     assert small[0].stat().st_size < dense[0].stat().st_size
 
 
+@pytest.mark.slow
 def test_the_sparse_tflite_file_is_smaller_and_computes_the_pruned_model(run):
     from ai_edge_litert import interpreter as lite
 

@@ -27,6 +27,7 @@ def _encoder(sharing: str):
     return build_encoder(tiny_config(sharing=sharing))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sharing, blocks", [("all", 1), ("none", 4)])
 def test_prune_by_magnitude_makes_every_block_physically_smaller(sharing, blocks):
     """albert_tiny (H=32, 4 heads of 8, I=64, 4 layers): ALBERT's shared block is pruned
@@ -69,6 +70,7 @@ def test_prune_by_magnitude_makes_every_block_physically_smaller(sharing, blocks
     assert np.isfinite(outputs["sequence_output"]).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sharing", ["all", "none"])
 def test_keep_layers_keeps_evenly_spaced_layers(sharing):
     from albert_tf.checkpoints import named_weights
@@ -97,6 +99,7 @@ def test_keep_layers_keeps_evenly_spaced_layers(sharing):
         structured.keep_layers(model, 4)
 
 
+@pytest.mark.slow
 def test_structured_model_dir_is_a_smaller_model_directory(tmp_path):
     import albert_tf
     model_dir = albert_tf.save_model_dir(_encoder("all"), str(tmp_path / "tiny"),

@@ -4,6 +4,7 @@ models of the official shapes that the exporters accept."""
 import os
 
 import numpy as np
+import pytest
 import sentencepiece as spm
 
 from albert_tf.benchmark import cpu
@@ -59,6 +60,7 @@ def test_padded_vocabulary_tokenizes_as_before_and_never_emits_the_padding(tmp_p
     assert wide.id_to_piece(29999) == "<unused_21999>" and wide.is_unused(29999)
 
 
+@pytest.mark.slow
 def test_random_official_model_dir_is_exportable(tmp_path):
     """The benchmark's random-weight albert_base: 30000 embedding rows and a vocabulary
     that fits them, so the exporters' vocabulary check accepts it."""

@@ -63,6 +63,7 @@ def model_dir(tmp_path_factory) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_a_crashing_peer_loses_its_rows_and_the_run_goes_on(model_dir, tmp_path):
     """``onnx`` dies while exporting (its child imports transformers), ``torch_int8`` while
     timing (its worker does); ``tflite_none`` is timed and reported, each crash is named in
@@ -103,6 +104,7 @@ def test_a_crashing_peer_loses_its_rows_and_the_run_goes_on(model_dir, tmp_path)
     assert "export killed by SIGSEGV (signal 11)" in summary[0], summary
 
 
+@pytest.mark.slow
 def test_peers_are_built_in_a_process_without_tensorflow(model_dir, tmp_path, data_dir):
     """The driver exports the Hugging Face layout; the peer's child does the rest (here
     the eager ONNX export and ONNX Runtime's optimizer) without importing TensorFlow, and

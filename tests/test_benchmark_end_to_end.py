@@ -75,6 +75,7 @@ def expected_bucket(n_ids: int) -> int:
     return next((b for b in BUCKETS if n_ids + 2 <= b), BUCKETS[-1])
 
 
+@pytest.mark.slow
 def test_driver_times_every_dev_sentence_in_a_fresh_process(driven, dev):
     _, sentences, labels = dev
     assert sorted(driven) == [1, BATCH]
@@ -99,6 +100,7 @@ def test_driver_times_every_dev_sentence_in_a_fresh_process(driven, dev):
     assert driven[1].accuracy == driven[BATCH].accuracy
 
 
+@pytest.mark.slow
 def test_labels_buckets_and_batching(driven, dev):
     """Every sentence gets a label in the smallest bucket that fits; batching, padding of
     partial batches and the bucket choice do not change a prediction."""
@@ -135,6 +137,7 @@ def test_labels_buckets_and_batching(driven, dev):
         np.testing.assert_allclose(out["probabilities"], b["probabilities"], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_report_and_json(driven, tmp_path):
     from albert_tf.benchmark.tables import write_report
     text = write_report(str(tmp_path), [], {"threads": 1}, end_to_end=list(driven.values()))
@@ -147,6 +150,7 @@ def test_report_and_json(driven, tmp_path):
     assert sum(r["best"] for r in saved) == 1
 
 
+@pytest.mark.slow
 def test_benchmark_binary_times_given_exports(driven, data_dir, tmp_path):
     """albert-tf-benchmark --sst2_end_to_end --sst2_tflite=EXPORT, no latency shapes."""
     out = tmp_path / "out"
@@ -204,6 +208,7 @@ def test_missing_dev_file_names_the_path_and_the_fix(tmp_path):
     assert result.returncode != 0 and missing in result.stderr, result.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_exports_without_bucket_signatures_are_refused(driven, tmp_path):
     from albert_tf.benchmark.end_to_end import EndToEndError, open_model
     export = driven[BATCH].export

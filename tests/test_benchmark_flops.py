@@ -17,6 +17,7 @@ def profiler_flops(model, seq_length: int) -> int:
     return tf.compat.v1.profiler.profile(graph=graph, options=options).total_float_ops
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, sharing", [("albert_tiny_groups", "all"), ("bert_tiny", "none"),
                                            ("albert_tiny", "ffn")])
 def test_formula_matches_the_profiler(name, sharing):

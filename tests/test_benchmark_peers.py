@@ -57,6 +57,7 @@ def _onnx_ops(path: str) -> collections.Counter:
     return collections.Counter(n.op_type for n in onnx.load(path).graph.node)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["albert_tiny", "bert_tiny"])
 def test_optimized_onnx_fuses_and_matches_the_plain_export(builders, name):
     config, shared = builders[name]
@@ -101,6 +102,7 @@ def test_optimized_onnx_fuses_and_matches_the_plain_export(builders, name):
     assert _cosine(float_out, int8_out).min() > 0.98
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["albert_tiny", "bert_tiny"])
 def test_openvino_f32_matches_onnx_runtime_and_nncf_int8_stays_close(builders, name):
     config, builder = builders[name]
@@ -133,6 +135,7 @@ def test_openvino_f32_matches_onnx_runtime_and_nncf_int8_stays_close(builders, n
     assert np.abs(float_out - int8_out).max() > 0   # it is a different (quantized) model
 
 
+@pytest.mark.slow
 def test_new_runtimes_time_in_fresh_workers_without_tensorflow(builders):
     config, builder = builders["albert_tiny"]
     shapes = [(1, 16), (2, 16)]
@@ -183,6 +186,7 @@ def two_rounds_without_openvino(builders, tmp_path_factory):
     return result, out
 
 
+@pytest.mark.slow
 def test_a_runtime_whose_package_is_missing_is_skipped_with_one_line(
         two_rounds_without_openvino):
     result, out = two_rounds_without_openvino
@@ -236,6 +240,7 @@ def test_a_run_where_no_peer_ran_says_so_once():
     assert peers_note(["tflite_int8", "ort_int8"], [row("tflite_int8")], {}) == ""
 
 
+@pytest.mark.slow
 def test_worker_reports_a_missing_package_as_json(builders, tmp_path, monkeypatch):
     """The artifact exists but the worker cannot import its runtime: JSON naming the
     package and a distinct exit code, which `time_in_worker` turns into ModuleNotFoundError."""
@@ -274,6 +279,7 @@ def test_merge_rounds_takes_medians_over_the_rounds():
     assert (second["seq"], second["median_ms"]) == (32, 50.0)
 
 
+@pytest.mark.slow
 def test_rounds_time_every_runtime_in_turn(builders, two_rounds_without_openvino):
     """albert-tf-benchmark --rounds=2: a fresh worker per runtime per round, round-robin, and
     the reported median is the median of the rounds' medians (a skipped runtime has none)."""

@@ -38,6 +38,7 @@ def exports(tmp_path_factory, data_dir):
                 model_dir=model_dir, bench=bench)
 
 
+@pytest.mark.slow
 def test_profile_names_the_gemm_kernels_xnnpack_chose(exports):
     _perf_or_skip()
     int8, timed = profile.profile_worker("tflite", exports["dynamic"], (1, 128), 8000,
@@ -67,6 +68,7 @@ def test_missing_perf_is_named_with_the_fix(monkeypatch):
         profile.check_perf()
 
 
+@pytest.mark.slow
 def test_benchmark_reports_profiles_and_the_speedup_over_the_fastest_peer(exports, tmp_path):
     """`albert-tf-benchmark --profile`: a kernel table per runtime, and the peer table's
     speedups are the ratios of the medians in results.json. At the fixture's shape, in the

@@ -71,6 +71,7 @@ def _unpack_int4(data: np.ndarray, count: int) -> np.ndarray:
     return np.where(nibbles > 7, nibbles - 16, nibbles)
 
 
+@pytest.mark.slow
 def test_the_weights_are_int4_per_channel_at_an_eighth_of_the_float_bytes(exports):
     import os
 
@@ -105,6 +106,7 @@ def test_the_weights_are_int4_per_channel_at_an_eighth_of_the_float_bytes(export
     assert saved >= 0.95 * (float_bytes - int4_bytes), (saved, float_bytes, int4_bytes)
 
 
+@pytest.mark.slow
 def test_xnnpack_takes_the_4_bit_fully_connected_ops(exports):
     """XNNPACK's partitions are the same with INT4 weights as with float ones: a
     FULLY_CONNECTED it refused would stay on the builtin kernels and split the graph into
@@ -136,6 +138,7 @@ def _logits(path: str, feats: dict[str, np.ndarray]) -> np.ndarray:
     return np.array(rows)
 
 
+@pytest.mark.slow
 def test_the_accuracy_gate_on_sst2_dev(exports, dev, data_dir):
     from albert_tf.benchmark.end_to_end import load_sst2_dev, sst2_dev_file
     _, labels = load_sst2_dev(sst2_dev_file(data_dir))

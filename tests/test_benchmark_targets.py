@@ -115,6 +115,7 @@ def albert_tiny_builder(tmp_path_factory, data_dir):
     return config, ArtifactBuilder(model_dir, str(root / "work"), data_dir, echo=lambda s: None)
 
 
+@pytest.mark.slow
 def test_the_added_target_builds_4_bit_weights_and_times_without_tensorflow(
         albert_tiny_builder):
     """``onnx_q4`` through the driver's own path (a peer: built in a TensorFlow-free child,

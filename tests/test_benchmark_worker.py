@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 import albert_tf
 from albert_tf.benchmark.artifacts import ArtifactBuilder
 from albert_tf.benchmark.suite import time_in_worker
@@ -17,6 +19,7 @@ def _builder(config, tmp_path, data_dir) -> ArtifactBuilder:
     return ArtifactBuilder(model_dir, str(tmp_path / "work"), data_dir, echo=lambda s: None)
 
 
+@pytest.mark.slow
 def test_tflite_and_onnx_workers_time_the_same_model(tmp_path, data_dir):
     config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
     builder = _builder(config, tmp_path, data_dir)
@@ -34,6 +37,7 @@ def test_tflite_and_onnx_workers_time_the_same_model(tmp_path, data_dir):
             assert abs(r["sequences_per_s"] - batch * 1e3 / r["median_ms"]) < 1e-6
 
 
+@pytest.mark.slow
 def test_tf_worker_loads_the_saved_model_with_in_graph_tokenizer(tmp_path, data_dir):
     """The `tf` runtime times our SavedModel, which tokenizes in-graph: loading it in a
     fresh process needs the tf-text ops registered first."""

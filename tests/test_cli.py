@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 # Shared with tests/test_command_failures.py (tests/console_scripts.py).
 from console_scripts import NOISE
 from console_scripts import finish as _finish
@@ -15,6 +17,7 @@ from console_scripts import one_error_line as _one_error_line
 from console_scripts import start as _start
 
 
+@pytest.mark.slow
 def test_finetune_errors_are_one_line(tmp_path):
     """No data directory; one without SST-2; an unknown task: one line each, no noise."""
     empty = tmp_path / "empty_data"

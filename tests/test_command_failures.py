@@ -447,6 +447,7 @@ def ran(tmp_path_factory, data_dir):
     return {r.case.id: r for r in results}, dict(values, work=work), before, snapshot(root)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
 def test_bad_input_is_one_line_and_writes_nothing(ran, c):
     results, values, _, _ = ran
@@ -462,17 +463,20 @@ def test_bad_input_is_one_line_and_writes_nothing(ran, c):
     assert r.left == [], f"left behind {r.left}: {context}"
 
 
+@pytest.mark.slow
 def test_the_artifacts_are_untouched(ran):
     _, _, before, after = ran
     assert after == before
 
 
+@pytest.mark.slow
 def test_the_docs_show_this_table(ran):
     results, values, _, _ = ran
     table = markdown([results[c.id] for c in CASES], values, values["work"])
     assert docs_table() == table, f"docs/robustness.md is out of date: run {REGENERATE}"
 
 
+@pytest.mark.slow
 def test_onnx_and_openvino_exports_run_in_the_edge_runner(ran, capsys):
     """albert-tflite-run runs the server exports (raw text in, the TFLite runner's JSON
     out) through their classifiers, where it said "not an albert-tf-tflite v1 metadata

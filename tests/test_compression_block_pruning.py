@@ -24,6 +24,7 @@ def _blocks_of(weight, block):
     return weight.reshape(weight.shape[0] // r, r, weight.shape[1] // c, c)
 
 
+@pytest.mark.slow
 def test_16x1_blocks_follow_the_schedule_in_optimizer_steps_on_a_shared_block():
     """albert_tiny, all layers sharing one block called L=3 times per step: every mask is
     whole 16x1 blocks of the [in, out] kernel, at the schedule's sparsity of the
@@ -201,6 +202,7 @@ def _compress_config(tmp_path, data_dir, **pruning_changes):
     return config
 
 
+@pytest.mark.slow
 def test_compress_writes_the_block_check_to_the_report(tmp_path, data_dir):
     import json
 

@@ -37,6 +37,7 @@ def test_probes_read_layer_outputs_and_attention_from_the_graph():
     assert len(probe.trainable_weights) == len(model.trainable_weights)   # no new weights
 
 
+@pytest.mark.slow
 def test_distiller_trains_the_student_with_all_terms():
     keras.utils.set_random_seed(0)
     teacher = build_classifier(tiny_config(num_hidden_layers=4), 2)

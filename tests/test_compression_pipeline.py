@@ -117,6 +117,7 @@ def test_cli_num_train_steps_shortens_every_stage(tmp_path):
     assert (printed["pruning"]["end_step"], printed["pruning"]["frequency"]) == (74, 2)
 
 
+@pytest.mark.slow
 def test_prune_then_qat_end_to_end(tmp_path, data_dir):
     config = CompressionConfig(
         init_model=tiny_model_dir(str(tmp_path / "m"), tiny_config(num_hidden_layers=2)),

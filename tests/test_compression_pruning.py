@@ -28,6 +28,7 @@ def _mask_sparsity(model):
             for layer in pruning.pruning_wrappers(model) for _, mask, _ in layer.pruning_vars}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sharing", ["all", "none"])
 def test_polynomial_schedule_follows_optimizer_steps(sharing):
     """With one shared block called L=4 times per step, masks still follow the curve at
@@ -61,6 +62,7 @@ def test_polynomial_schedule_follows_optimizer_steps(sharing):
     np.testing.assert_allclose(final(x)["logits"], model(x)["logits"], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_graph_mode_training_prunes_a_shared_block_once_per_step():
     keras.utils.set_random_seed(0)
     config = tiny_config(sharing="all", num_hidden_layers=2)
@@ -77,6 +79,7 @@ def test_graph_mode_training_prunes_a_shared_block_once_per_step():
         assert value == pytest.approx(0.5 * 1 / 2, abs=0.01)
 
 
+@pytest.mark.slow
 def test_stock_tfmot_runs_the_schedule_l_times_too_fast_on_a_shared_block():
     """Why the custom wrapper exists: stock PruneLowMagnitude counts calls, not steps."""
     keras.utils.set_random_seed(0)

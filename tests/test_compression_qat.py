@@ -29,6 +29,7 @@ def _wrapped(model, suffix):
     return [l.name for l in qat.quantize_wrappers(model) if l.name.endswith(suffix)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ranges, n_wrappers", [("per_depth", 3), ("shared", 1)])
 def test_one_weight_set_and_the_requested_ranges(ranges, n_wrappers):
     model = _model()
@@ -54,6 +55,7 @@ def test_one_weight_set_and_the_requested_ranges(ranges, n_wrappers):
     assert masked and all(lo > -100 for lo, _ in masked)   # the -10000 mask is not in range
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sharing", ["all", "none"])
 def test_int8_tflite_is_integer_only_and_follows_the_qat_model(tmp_path, sharing):
     from ai_edge_litert.interpreter import Interpreter
@@ -97,6 +99,7 @@ def test_int8_tflite_is_integer_only_and_follows_the_qat_model(tmp_path, sharing
     np.testing.assert_allclose(np.array(got), expected, atol=0.05)
 
 
+@pytest.mark.slow
 def test_int8_tflite_masks_padded_keys(tmp_path):
     """Padded inputs in the int8 file: padded keys get no attention, outputs ignore the
     padded positions and follow the QAT model. Regression: TFLite's int8 ADD of the

@@ -11,6 +11,7 @@ from albert_tf.models import build_classifier
 from tests.compression_fixtures import VOCAB, random_features, sst2_task_info, tiny_config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sharing, importance", [("all", "gradient"), ("none", "magnitude")])
 def test_pruned_model_is_smaller_valid_and_exact(tmp_path, sharing, importance):
     keras.utils.set_random_seed(0)

@@ -63,6 +63,7 @@ def _check(result, threads):
     assert result["rss_growth_after_warmup_mb"] < MAX_GROWTH_MB, result["rss_samples_mb"]
 
 
+@pytest.mark.slow
 def test_saved_model_serving_default_from_8_threads(bench, exports, batches):
     call = bench.saved_model_caller(exports["saved_model"])
     refs = bench.references(call, batches)
@@ -71,6 +72,7 @@ def test_saved_model_serving_default_from_8_threads(bench, exports, batches):
     _check(result, 8)
 
 
+@pytest.mark.slow
 def test_one_tflite_runner_shared_by_4_threads(bench, exports, batches):
     from albert_tflite.runner import TFLiteRunner
     runner = TFLiteRunner(exports["tflite"], num_threads=1)
@@ -81,6 +83,7 @@ def test_one_tflite_runner_shared_by_4_threads(bench, exports, batches):
     _check(result, 4)
 
 
+@pytest.mark.slow
 def test_tflite_runner_interpreter_per_thread_freed_with_thread(exports, batches):
     """Each thread gets its own interpreter (never the constructing thread's); it goes away
     with the thread; answers equal the constructing thread's."""

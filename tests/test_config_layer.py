@@ -59,6 +59,7 @@ def test_formula_reproduces_the_readme_table():
     assert encoder_parameters(load_config("bert_base")) == 109_482_240
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,sharing", [("albert_tiny", "all"), ("albert_tiny", "none"),
                                           ("albert_tiny", "attention"),
                                           ("albert_tiny_groups", "ffn"),
@@ -208,6 +209,7 @@ def _finetune(model_dir, *overrides, data_dir=None):
         env=_env(data_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_finetune_sharing_none_trains_an_unshared_encoder(tmp_path, data_dir):
     import numpy as np
     import tensorflow as tf

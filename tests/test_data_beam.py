@@ -74,6 +74,7 @@ def runs(tmp_path_factory, corpus):
     return out
 
 
+@pytest.mark.slow
 def test_beam_writes_the_local_paths_bytes(runs):
     local = _sha256(runs["local"])
     assert len(local) == SHARDS and runs["local"]["instances"] > 500
@@ -86,6 +87,7 @@ def test_beam_writes_the_local_paths_bytes(runs):
     assert all(runs["local"]["shard_records"])
 
 
+@pytest.mark.slow
 def test_rerun_keeps_finished_shards(runs, corpus, tmp_path):
     """As the local path (tests/test_data_creation_restart.py): a killed run's partial file
     is removed, finished shards are kept, a shard without its completion record rewritten."""
@@ -109,6 +111,7 @@ def test_rerun_keeps_finished_shards(runs, corpus, tmp_path):
     assert lines and lines[0].startswith("kept 2 finished shard(s) of 3; writing 1")
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, corpus):
     """Each case: exit status 1, one line on stderr naming the problem, the working
     directory as it was (both runners check before writing; the Beam ones before Beam or

@@ -78,6 +78,7 @@ def _copy(reference, tmp_path) -> str:
     return str(tmp_path / "copy" / os.path.basename(out))
 
 
+@pytest.mark.slow
 def test_killed_three_times_then_completed_equals_uninterrupted(tmp_path, corpus, reference):
     """SIGKILL while the first shard is being written (1 worker), after 3 shards (2 workers),
     after 5 (1 worker), each after a seeded random delay; then the same command to the end."""

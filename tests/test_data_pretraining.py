@@ -147,6 +147,7 @@ def _records(paths) -> list[bytes]:
     return [r for p in paths for r in tf.data.TFRecordDataset(p).as_numpy_iterator()]
 
 
+@pytest.mark.slow
 def test_cli_output_is_a_function_of_inputs_and_flags(tmp_path, data_dir):
     """Two runs of the binary (separate processes: different hash seeds, different
     protobuf map orders) write the same bytes, with 1 and with 2 workers, and 2 workers
@@ -222,6 +223,7 @@ def test_bad_inputs_fail_clearly(tmp_path, corpus):
     assert sorted(os.listdir(tmp_path)) == before      # no shard, record or lock left
 
 
+@pytest.mark.slow
 def test_cli_with_workers_and_shards(tmp_path, data_dir):
     (tmp_path / "in.txt").write_bytes(imdb_head(data_dir, 60_000))
     out = tmp_path / "shards" / "data.tfrecord"

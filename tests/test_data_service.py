@@ -94,6 +94,7 @@ def _rows(batches) -> list[bytes]:
     return sorted(rows)
 
 
+@pytest.mark.slow
 def test_one_worker_same_batches_same_order(corpus, masker, one_worker):
     """Training (shuffled, repeating): the service's first batches are the local ones."""
     local = list(_text(corpus, masker).take(12).as_numpy_iterator())
@@ -106,6 +107,7 @@ def test_one_worker_same_batches_same_order(corpus, masker, one_worker):
             np.testing.assert_array_equal(a[key], b[key], err_msg=key)
 
 
+@pytest.mark.slow
 def test_two_workers_same_instances(corpus, masker, two_workers):
     """Two epochs (two splits) over two workers: the same instances, any order."""
     local = list(_text(corpus, masker, is_training=False, num_epochs=2).as_numpy_iterator())
@@ -127,6 +129,7 @@ def test_records_through_the_service(tmp_path, one_worker):
     assert _rows(served) == _rows(local) and len(served) == 5
 
 
+@pytest.mark.slow
 def test_pretraining_steps_through_the_service(tmp_path, corpus, one_worker, monkeypatch):
     """task.train_data.data_service reaches the pipeline: albert-tf-pretrain's config, a
     few steps, every training batch from the service."""

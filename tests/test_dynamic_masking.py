@@ -105,6 +105,7 @@ def _statistics(data: dict, mask_id: int) -> dict:
 
 
 # ------------------------------------------------------------------ (a) the feature spec
+@pytest.mark.slow
 def test_same_features_as_the_record_reader(static, dynamic, corpus, masker):
     from albert_tf.data.pretraining import pretraining_dataset
     records = pretraining_dataset(static[1], 8, SEQ, PRED, seed=0).element_spec
@@ -119,6 +120,7 @@ def test_same_features_as_the_record_reader(static, dynamic, corpus, masker):
     assert ((ids * (1 - mask)) == 0).all()
 
 
+@pytest.mark.slow
 def test_segments_are_the_python_tokenizers(corpus, masker):
     """Sentence split + in-graph tokenizer == `InstanceMaker.segments` (IMDB reviews, and
     python-docs paragraphs with code, quotes and odd punctuation)."""
@@ -135,6 +137,7 @@ def test_segments_are_the_python_tokenizers(corpus, masker):
 
 
 # ------------------------------------------------------- (b) statistics vs static records
+@pytest.mark.slow
 def test_statistics_match_the_static_records(static, dynamic, masker):
     summary, _, records = static
     ours, theirs = _statistics(dynamic, masker.mask_id), _statistics(records, masker.mask_id)
@@ -169,6 +172,7 @@ def _batches(corpus, masker, seed, count=2, **kwargs):
     return list(ds.take(count).as_numpy_iterator())
 
 
+@pytest.mark.slow
 def test_deterministic_for_a_seed(corpus, masker):
     first, again, other = (_batches(corpus, masker, s) for s in (3, 3, 4))
     for a, b in zip(first, again):
@@ -178,6 +182,7 @@ def test_deterministic_for_a_seed(corpus, masker):
                for a, c in zip(first, other))
 
 
+@pytest.mark.slow
 def test_each_epoch_masks_afresh(dynamic):
     """Epoch 1 cuts and masks the documents again: the same text, other masks."""
     n = len(dynamic["input_word_ids"]) // EPOCHS
@@ -201,6 +206,7 @@ def test_input_pipelines_read_disjoint_documents(corpus, files):
     assert first and second and not first & second and first | second == everything
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files", ["one", "parts"])
 def test_instances_do_not_depend_on_the_worker_count(corpus, masker, files):
     """Two input pipelines make, between them, the instances of one (an instance depends on
@@ -239,6 +245,7 @@ def _experiment(tmp_path, corpus, *overrides):
         "trainer.checkpoint_interval=4", *overrides])
 
 
+@pytest.mark.slow
 def test_pretraining_steps_from_text(tmp_path, corpus):
     from albert_tf.training.trainer import run_experiment
     result = run_experiment(_experiment(tmp_path, corpus), "train")

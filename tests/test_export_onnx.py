@@ -77,6 +77,7 @@ def test_export_equals_keras_on_dev_ids_at_two_lengths(float_export, source, dev
     np.testing.assert_allclose(session.run(["probabilities"], feats)[0], probs, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_encoder_outputs_and_bert_without_sharing(tmp_path):
     """A pretrained-style model directory gives the encoder outputs; an unshared encoder
     with E = H (BERT's layout: no embedding projection) gives the same as Keras too."""
@@ -103,6 +104,7 @@ def test_encoder_outputs_and_bert_without_sharing(tmp_path):
         np.testing.assert_allclose(pooled, keras["pooled_output"].numpy(), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_shared_layer_is_stored_once(tmp_path):
     from albert_tf.export.onnx import export_onnx
     layers = 6
@@ -208,6 +210,7 @@ def _last_line(proc):
     return proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_cli_exports_a_static_int8_model_and_refuses_what_makes_no_sense(model_dir, tmp_path):
     from albert_tf.export.onnx_runner import OnnxClassifier
     out = str(tmp_path / "static")

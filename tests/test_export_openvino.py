@@ -60,6 +60,7 @@ def ir_outputs(xml, feats, precision="f32"):
     return {name: np.array(results[name]) for name in ("probabilities", "label_id")}
 
 
+@pytest.mark.slow
 def test_ir_equals_keras_on_dev_ids_at_two_lengths(float_export, source, dev):
     assert sorted(os.listdir(float_export)) == [".albert-tf-output.json", "labels.txt",
                                                 "metadata.json", "model.bin", "model.xml",
@@ -84,6 +85,7 @@ def test_ir_equals_keras_on_dev_ids_at_two_lengths(float_export, source, dev):
         assert (out["label_id"] == probs.argmax(-1)).all()
 
 
+@pytest.mark.slow
 def test_shared_layer_is_stored_once(tmp_path):
     from albert_tf.export.openvino import export_openvino
     layers = 6
@@ -103,6 +105,7 @@ def test_shared_layer_is_stored_once(tmp_path):
     assert stored["none"] / stored["all"] == pytest.approx(layers, rel=0.05)  # L times
 
 
+@pytest.mark.slow
 def test_int8_ir_is_fake_quantized_and_agrees_with_float(float_export, int8_export, dev):
     import openvino as ov
     from albert_tf.export.openvino_runner import OpenVinoClassifier
@@ -123,6 +126,7 @@ def test_int8_ir_is_fake_quantized_and_agrees_with_float(float_export, int8_expo
     assert 0.2 < (labels["float"] == "1").mean() < 0.8   # a trained head: both labels occur
 
 
+@pytest.mark.slow
 def test_classifier_on_raw_text_gives_keras_labels(float_export, source, dev):
     from albert_tf.export.openvino_runner import OpenVinoClassifier
     sentences = dev
@@ -137,6 +141,7 @@ def test_classifier_on_raw_text_gives_keras_labels(float_export, source, dev):
         classifier.predict(["a"], ["b"])
 
 
+@pytest.mark.slow
 def test_benchmark_worker_times_our_ir_without_tensorflow(model_dir, data_dir, work,
                                                           float_export):
     from albert_tf.benchmark import targets
@@ -159,6 +164,7 @@ def test_benchmark_worker_times_our_ir_without_tensorflow(model_dir, data_dir, w
     assert all(r["median_ms"] > 0 for r in timed["results"])
 
 
+@pytest.mark.slow
 def test_sst2_end_to_end_runs_our_ir_like_tflite(model_dir, source, dev, data_dir, work,
                                                 float_export, monkeypatch):
     """albert-tf-benchmark --sst2_end_to_end's driver with an ir_* runtime: the IR exported
@@ -184,6 +190,7 @@ def test_sst2_end_to_end_runs_our_ir_like_tflite(model_dir, source, dev, data_di
     assert row.accuracy == np.mean(probs.argmax(-1) == np.array(labels).astype(int)) > 0.6
 
 
+@pytest.mark.slow
 def test_bad_requests_are_one_line_errors(model_dir, source, tmp_path):
     from albert_tf.export.common import ExportError
     from albert_tf.export.openvino import export_openvino, require
@@ -217,6 +224,7 @@ def _last_line(proc):
     return proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_cli_exports_a_static_ir_and_refuses_what_makes_no_sense(model_dir, tmp_path):
     from albert_tf.export.openvino_runner import OpenVinoClassifier
     out = str(tmp_path / "static")

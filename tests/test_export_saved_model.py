@@ -148,6 +148,7 @@ def test_missing_vocabulary_is_a_clear_error_before_writing(exported, tmp_path):
     assert not os.path.exists(tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_failed_export_leaves_nothing(exported, tmp_path, monkeypatch):
     from albert_tf.backend import tf
     from albert_tf.export.saved_model import export_saved_model
@@ -211,6 +212,7 @@ def test_grpc_request_fits_the_signature(exported):
     assert decoded["label"].shape == (2,) and decoded["label_id"].dtype == np.int32
 
 
+@pytest.mark.slow
 def test_saved_model_cli_show_and_run(exported):
     env = dict(os.environ)
     show = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
@@ -228,6 +230,7 @@ def test_saved_model_cli_show_and_run(exported):
     assert "Result for output key probabilities" in run.stdout
 
 
+@pytest.mark.slow
 def test_span_and_pretrained_exports(tmp_path_factory):
     """The span and pretrained models' exports (shared with tests/test_fuzz_serving.py:
     `tests/serving_models.py`)."""

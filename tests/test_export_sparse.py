@@ -202,6 +202,7 @@ def builtin_logits(path: str, inputs: dict[str, np.ndarray]) -> np.ndarray:
     return np.log(p[:, 1]) - np.log(p[:, 0])
 
 
+@pytest.mark.slow
 def test_int8_1x16_stores_sparse_blocks_and_gives_the_dense_logits(tflite_exports, inputs):
     dense, sparse = tflite_exports["int8"], tflite_exports["int8_sparse"]
     assert stored_sparse(dense) == {}
@@ -227,6 +228,7 @@ def test_int8_1x16_stores_sparse_blocks_and_gives_the_dense_logits(tflite_export
     assert TFLiteRunner(sparse, 1, xnnpack=True).xnnpack is True      # asked for: obeyed
 
 
+@pytest.mark.slow
 def test_auto_on_float_stores_1x4_blocks_and_gives_the_keras_logits(tflite_exports, inputs,
                                                                      source):
     """A model pruned to 16x1 blocks is 4x1-block sparse too: the float kernel runs it."""
@@ -242,6 +244,7 @@ def test_auto_on_float_stores_1x4_blocks_and_gives_the_keras_logits(tflite_expor
     np.testing.assert_allclose(builtin_logits(path, inputs), want, atol=1e-3 * np.ptp(want))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, request_, words", [
     ("1x4", "1x16", ["--sparse_weights=1x16: the model's zeros do not form 1x16 blocks "
                      "(16x1 blocks of the Keras [in, out] kernels)", "75.0% zeros",
@@ -265,6 +268,7 @@ def test_a_model_whose_zeros_do_not_form_the_pattern_is_refused(models, tmp_path
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_openvino_int8_asks_for_sparse_weights_and_the_runner_compiles_with_it(
         models, source, tmp_path, data_dir):
     pytest.importorskip("openvino")

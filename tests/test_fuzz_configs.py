@@ -95,6 +95,7 @@ def _check_valid(config):
             assert isinstance(value, bool), key
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(1000))
 @given(st.one_of(st.text(max_size=60), OVERRIDE))
 @example("{a: [}")
@@ -147,6 +148,7 @@ def nested_overrides(draw):
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(500))
 @given(nested_overrides(), st.sampled_from(["yaml", "json", "file"]))
 def test_params_override_mappings_and_yaml_files(mapping, form):
@@ -208,6 +210,7 @@ def valid_configs(draw):
     return {k: draw(_value_for(kind)) for k, kind in chosen}
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(150))
 @given(valid_configs())
 def test_to_yaml_round_trip(values):
@@ -320,6 +323,7 @@ def _check_model_config(config: AlbertConfig):
     assert d["classifier_dropout_prob"] is None or 0 <= d["classifier_dropout_prob"] < 1
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(1000))
 @given(model_config_dicts())
 @example({"initializer_range": float("nan")})

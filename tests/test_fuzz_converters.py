@@ -193,6 +193,7 @@ def test_safetensors_header_lies(hf, which, mutation):
     check(write_case(hf, blob), hf["reference"])
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(400))
 @given(which=st.integers(0, 10**6), kind=st.sampled_from(
     ["cast", "nan", "inf", "drop", "extra", "rename", "reshape", "scalar"]),
@@ -243,6 +244,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 70)
                      | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(300))
 @given(mutation=st.one_of(
     st.tuples(st.just("set"), st.integers(0, 100), _JSON),

@@ -60,6 +60,7 @@ def _expected(rows, pair):
     return [Example(a.strip(), b.strip() if pair else None, label) for a, b, label in rows]
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(500))
 @given(st.lists(st.tuples(FIELD, FIELD, st.sampled_from(LABELS)), max_size=8), st.booleans(),
        NEWLINE, BOM, st.booleans(), st.booleans())
@@ -235,6 +236,7 @@ def glue_dirs(draw):
     return task, directory, header, make, newline, bom, splits
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(300))
 @given(glue_dirs())
 def test_glue_directory_round_trip(case):
@@ -353,6 +355,7 @@ def squad_like(draw):
         draw(st.integers(0, 2)))])}) for _ in range(draw(st.integers(0, 2)))])})
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(700))
 @given(squad_like(), st.booleans())
 @example({"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "1", "question": "q",

@@ -110,6 +110,7 @@ def serve(served, head, *columns, signature="serving_default"):
 
 
 # ---------------------------------------------------------------------- the four heads
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(150))
 @given(texts=batches())
 def test_classification_any_text(served, texts):
@@ -123,6 +124,7 @@ def test_classification_any_text(served, texts):
         ("negative", "positive")[i] for i in out["label_id"]]
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(60))
 @given(texts=batches(max_size=12))
 def test_classification_agrees_with_python_tokenizer_and_keras(served, texts):
@@ -142,6 +144,7 @@ def test_classification_agrees_with_python_tokenizer_and_keras(served, texts):
                                expected, atol=1e-5)
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(160))
 @given(pairs=st.lists(st.tuples(TEXT, TEXT), max_size=16), long=st.booleans())
 def test_regression_pairs_any_text(served, pairs, long):
@@ -152,6 +155,7 @@ def test_regression_pairs_any_text(served, pairs, long):
     assert value.shape == (len(pairs),) and np.all(np.isfinite(value))
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(190))
 @given(pairs=st.lists(st.tuples(TEXT, TEXT), max_size=16), long=st.booleans())
 def test_span_any_text(served, pairs, long):
@@ -172,6 +176,7 @@ def test_span_any_text(served, pairs, long):
         out["answer"][i].decode("utf-8")             # the answer is valid UTF-8
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(170))
 @given(texts=batches())
 def test_pretrained_any_text(served, texts):
@@ -179,6 +184,7 @@ def test_pretrained_any_text(served, texts):
     assert pooled.shape == (len(texts), 32) and np.all(np.isfinite(pooled))
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(30))
 @given(head=st.sampled_from(["regression", "span"]), sizes=st.tuples(
     st.integers(0, 5), st.integers(0, 5)).filter(lambda s: s[0] != s[1]))
@@ -190,6 +196,7 @@ def test_mismatched_pair_batch_sizes_are_a_clear_error(served, head, sizes):
         serve(served, head, ["x"] * sizes[0], ["y"] * sizes[1])
 
 
+@pytest.mark.slow
 def test_regression_mismatched_pair_batch_sizes(served):
     """Found by fuzzing: text_a of 2 and text_b of 3 (or 0 and 1) failed deep in the tokenizer
     ("Incompatible shapes: [2] vs. [3]", "indices[0] = 0 is not in [0, 0)")."""
@@ -200,6 +207,7 @@ def test_regression_mismatched_pair_batch_sizes(served):
             serve(served, "span", a, b)
 
 
+@pytest.mark.slow
 def test_empty_batches(served):
     assert serve(served, "regression", [], [])["value"].shape == (0,)
     assert serve(served, "span", [], [])["start_logits"].shape == (0, SEQ)
@@ -219,6 +227,7 @@ def lite(served, tmp_path_factory):
     return Fixture(runner=TFLiteRunner(out, num_threads=1), path=out)
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(140))
 @given(texts=batches())
 def test_tflite_runner_any_text_agrees_with_saved_model(served, lite, texts):
@@ -240,6 +249,7 @@ def test_tflite_runner_any_text_agrees_with_saved_model(served, lite, texts):
             assert p["label_id"] == label_id
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(30))
 @given(na=st.integers(0, 4), nb=st.integers(0, 4))
 def test_tflite_runner_bad_pairs_are_clear_errors(lite, na, nb):
@@ -250,6 +260,7 @@ def test_tflite_runner_bad_pairs_are_clear_errors(lite, na, nb):
         lite["runner"].predict(["a"] * na, ["b"] * nb)
 
 
+@pytest.mark.slow
 def test_regression_tflite_runner_second_texts_for_a_one_text_model(lite):
     """Found by fuzzing: second texts given to a one-text model were silently dropped
     (in-graph tokenizer) or packed as a pair (id models); now a clear error."""

@@ -96,6 +96,7 @@ COUNTS = {"strings": 0, "byte_strings": 0, "pairs": 0}
 # ------------------------------------------------------------ Python == in-graph tokenizer
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(200))
 @given(BATCH)
 @example([""])
@@ -122,6 +123,7 @@ BYTES = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(200))
 @given(st.lists(BYTES, min_size=1, max_size=12))
 @example([b"ok \xff\xfe bytes", b"\xe2\x82", b"a\xed\xa0\x80b", b"\xc0\xaf", b""])
@@ -216,6 +218,7 @@ def _check_packed(out, a, b, seq, pad=True):
     assert words.count(PY.cls_id) == 1 and words.count(PY.sep_id) == special - 1
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(1000))
 @given(LENGTH, st.one_of(st.none(), LENGTH), st.one_of(st.integers(0, 40), st.integers(0, 700)),
        st.booleans())
@@ -237,6 +240,7 @@ def test_pack_ids_layout_and_truncation(len_a, len_b, seq, pad):
 RAGGED = st.lists(st.lists(st.integers(5, 8000), max_size=40), min_size=1, max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(150))
 @given(RAGGED, st.data(), st.sampled_from([1, 2, 3, 4, 5, 8, 16, 37]))
 def test_in_graph_pack_equals_pack_ids(ids_a, data, seq):
@@ -270,6 +274,7 @@ def test_in_graph_pack_rejects_a_length_without_room_for_the_special_tokens():
         AlbertTFTokenizer(VOCAB, max_seq_length=2)(tf.constant(["a"]), tf.constant(["b"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(150))
 @given(st.lists(st.tuples(ANY_TEXT, ANY_TEXT), min_size=1, max_size=12),
        st.sampled_from([3, 9, 24, 128]))

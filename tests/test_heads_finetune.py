@@ -32,6 +32,7 @@ def _config(tmp_path, name, directory):
     return config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,head,metric", [
     ("rte_choice", "multiple_choice", "accuracy"),
     ("sst2_tags", "token_classification", "f1")])

@@ -193,6 +193,7 @@ def _serve(tmp_path_factory, model_dir):
     return tf.saved_model.load(path)
 
 
+@pytest.mark.slow
 def test_multiple_choice_saved_model_tflite_runner(tmp_path_factory, examples):
     from albert_tf.backend import tf
     from albert_tf.export.common import ExportError
@@ -224,6 +225,7 @@ def test_multiple_choice_saved_model_tflite_runner(tmp_path_factory, examples):
                       with_tokenizer=True)
 
 
+@pytest.mark.slow
 def test_token_classification_saved_model_tflite_runner(tmp_path_factory, examples):
     from albert_tf.backend import tf
     from albert_tf.export.tflite import export_tflite

@@ -73,6 +73,7 @@ BUILT_PUBLISHED = {("albert_base", "all"): 11_683_584, ("albert_base", "attentio
                    ("bert_base", "none"): 109_482_240}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, sharing", [(name, sharing) for name in CHEAP_OFFICIAL
                                            for sharing in SHARING] + [("bert_base", "none")])
 def test_count_equals_built_official_encoder(name, sharing):
@@ -105,6 +106,7 @@ SMALL = AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden
                      type_vocab_size=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sharing", SHARING)
 @pytest.mark.parametrize("layers, groups, inner, embedding", [
     (3, 2, 2, 16),     # G > 1 and K > 1, uneven groups (2 + 1 layers), E == H

@@ -204,6 +204,7 @@ def test_checkpoint_has_the_original_names_and_shapes(release):
     assert "global_step" in shapes
 
 
+@pytest.mark.slow
 def test_release_converts_with_report_and_matches_numpy_reference(release, tmp_path, capsys):
     root, variables = release
     out = tmp_path / "albert_out"
@@ -236,6 +237,7 @@ def test_release_converts_with_report_and_matches_numpy_reference(release, tmp_p
     assert max(encoder_diffs.values()) <= 1e-5, encoder_diffs
 
 
+@pytest.mark.slow
 def test_tf_hub_module_with_module_prefix(hub_module, release, tmp_path):
     report = convert_google(str(hub_module), str(tmp_path / "from_hub"))
     assert report.unknown == [] and report.missing == []
@@ -312,6 +314,7 @@ def test_failure_while_writing_leaves_the_output_directory_untouched(release, tm
     assert os.listdir(out) == ["keep.txt"]
 
 
+@pytest.mark.slow
 def test_console_command(release, tmp_path):
     root, _ = release
     out = tmp_path / "cli_out"

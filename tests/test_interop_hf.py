@@ -58,6 +58,7 @@ def _nothing_written(parent, name):
         p for p in os.listdir(parent) if p.startswith(f".{name}.")]
 
 
+@pytest.mark.slow
 def test_pytorch_bin_is_read_with_weights_only_and_tied_copies_are_checked(hf_model, tmp_path):
     _, model = hf_model
     src = tmp_path / "bin_model"

@@ -73,6 +73,7 @@ def our_ids(sentences, seq: int = SEQ) -> list[list[int]]:
                                                packed["input_mask"].sum(-1))]
 
 
+@pytest.mark.slow
 def test_classifier_predicts_our_labels_with_its_own_tokenizer(hf_dir, classifier_dir, dev):
     config = json.load(open(os.path.join(hf_dir, "config.json"), encoding="utf-8"))
     assert config["architectures"] == ["AlbertForSequenceClassification"]
@@ -183,6 +184,7 @@ def _inputs(head: str):
     return ours, theirs, mask == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("head", sorted(AUTO_CLASSES))
 def test_every_head_maps_exactly_both_ways(head, tmp_path):
     labels = ("O", "B-X", "I-X") if heads.get(head).labels_required else None
@@ -213,6 +215,7 @@ def test_every_head_maps_exactly_both_ways(head, tmp_path):
                for n, v in named_weights(ours).items())
 
 
+@pytest.mark.slow
 def test_bert_classifier_with_wordpiece(tmp_path, dev, data_dir):
     """A BERT-shaped classifier with a cased WordPiece vocabulary: BertForSequenceClassification
     and BertTokenizer, whose ids are ours on SST-2 dev and on mixed-case IMDB reviews."""

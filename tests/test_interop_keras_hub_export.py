@@ -151,6 +151,7 @@ def bert_export(bert_dir, tmp_path_factory) -> types.SimpleNamespace:
     return export_once(bert_dir, tmp_path_factory.mktemp("bert_preset") / "kh")
 
 
+@pytest.mark.slow
 def test_albert_preset_matches_ours_on_sst2(albert_dir, albert_export, sentences):
     status, out = albert_export.status, albert_export.out
     assert status == 0, out
@@ -167,6 +168,7 @@ def test_albert_preset_matches_ours_on_sst2(albert_dir, albert_export, sentences
     assert max(diffs.values()) <= TOL, diffs
 
 
+@pytest.mark.slow
 def test_bert_preset_matches_ours_on_sst2(bert_dir, bert_export, sentences):
     transformers = pytest.importorskip("transformers")
     status, out = bert_export.status, bert_export.out
@@ -182,6 +184,7 @@ def test_bert_preset_matches_ours_on_sst2(bert_dir, bert_export, sentences):
     assert max(diffs.values()) <= TOL, diffs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("changes, backbone, note", [
     (dict(sharing="none"), "AlbertBackbone", "num_groups = num_layers = 4"),
     (dict(embedding_size=32, num_hidden_groups=4), "BertBackbone", "BERT-shaped"),
@@ -209,6 +212,7 @@ def hub_tokenizer(cls: str, wordpiece_vocab: str):
                                           strip_accents=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls, kwargs", [
     ("AlbertBackbone", dict(embedding_dim=16, num_groups=2, num_inner_repetitions=2)),
     ("BertBackbone", {}),
@@ -274,6 +278,7 @@ def albert_preset(albert_export) -> str:
     return albert_export.path
 
 
+@pytest.mark.slow
 def test_albert_preprocessor_from_preset_gives_our_ids(albert_dir, albert_preset, sentences):
     """keras-hub's own ``AlbertTextClassifierPreprocessor.from_preset`` on raw text packs our
     ids (the vocabulary carries ALBERT's preprocessing), at max_position_embeddings; the
@@ -296,6 +301,7 @@ def test_albert_preprocessor_from_preset_gives_our_ids(albert_dir, albert_preset
     assert "maelström" in differ and "``Quoted'' text '' `` ' `" in differ
 
 
+@pytest.mark.slow
 def test_albert_tokenizer_differs_only_where_documented(albert_dir, albert_preset, data_dir):
     """On fuzz strings and 20,000 IMDB lines keras-hub's ids differ from ours only in the
     classes `ALBERT_TOKENIZER_NOTE` names: a digit before a comma (ALBERT's digit-comma split
@@ -321,6 +327,7 @@ def test_albert_tokenizer_differs_only_where_documented(albert_dir, albert_prese
     assert len(odd_imdb) <= 0.001 * len(imdb)
 
 
+@pytest.mark.slow
 def test_bert_tokenizer_from_preset_matches_hugging_face(bert_dir, bert_export, sentences):
     transformers = pytest.importorskip("transformers")
     status, out = bert_export.status, bert_export.out
@@ -332,6 +339,7 @@ def test_bert_tokenizer_from_preset_matches_hugging_face(bert_dir, bert_export, 
     assert [list(map(int, x)) for x in theirs(sentences)] == expected
 
 
+@pytest.mark.slow
 def test_bert_preprocessor_from_preset_differs_only_outside_ascii(bert_dir, bert_export,
                                                                   sentences):
     """keras-hub's BertTokenizer cannot carry our normalization (`BERT_TOKENIZER_NOTE`): its
@@ -354,6 +362,7 @@ def test_bert_preprocessor_from_preset_differs_only_outside_ascii(bert_dir, bert
     assert differ and not any(map(in_wordpiece_same_ids, differ))
 
 
+@pytest.mark.slow
 def test_bert_classifier_is_a_bert_text_classifier_preset(bert_dir, wordpiece_vocab, sentences,
                                                          tmp_path, capsys):
     """A BERT-shaped classifier (three labels, max_seq_length 64) is keras-hub's
@@ -449,6 +458,7 @@ def test_to_keras_hub_refuses_from_flag(tmp_path, capsys):
     assert "--to=keras_hub reads an albert-tf model directory" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_preset_config_is_keras_hubs_own(albert_export):
     """The files are keras-hub's own save_to_preset output (no hand-written JSON)."""
     assert albert_export.status == 0

@@ -55,6 +55,7 @@ def preset(model_dir, tmp_path_factory) -> str:
     return str(out)
 
 
+@pytest.mark.slow
 def test_task_preset_predicts_our_labels_on_sst2_dev(preset, model_dir, dev, data_dir):
     from albert_tf.benchmark.end_to_end import load_sst2_dev, sst2_dev_file
     classifier = keras_hub.models.TextClassifier.from_preset(preset)
@@ -73,6 +74,7 @@ def test_task_preset_predicts_our_labels_on_sst2_dev(preset, model_dir, dev, dat
     assert np.abs(theirs - ours).max() <= 1e-4
 
 
+@pytest.mark.slow
 def test_fit_on_raw_strings(preset, dev, tmp_path):
     """The issue's crash (a sequence length over the model's positions) is gone: ``fit``
     on raw strings trains; the trained preset converts back to the classifier keras-hub
@@ -92,6 +94,7 @@ def test_fit_on_raw_strings(preset, dev, tmp_path):
     assert np.abs(our_logits(str(tmp_path / "ours"), dev[:64]) - theirs).max() <= LOGITS_TOL
 
 
+@pytest.mark.slow
 def test_round_trip_keeps_the_head(preset, model_dir, dev, tmp_path, capsys):
     capsys.readouterr()
     assert run_conversion("keras_hub", "albert_tf", preset, str(tmp_path / "back")) == 0
@@ -109,6 +112,7 @@ def test_round_trip_keeps_the_head(preset, model_dir, dev, tmp_path, capsys):
     assert diff <= LOGITS_TOL
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("head", ["regression", "span"])
 def test_head_without_keras_hub_task_is_one_line(head, tmp_path, capsys):
     info = TaskInfo("stsb" if head == "regression" else "squad", head, max_seq_length=SEQ)

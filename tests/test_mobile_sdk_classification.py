@@ -68,6 +68,7 @@ def _sdk(model: str, sdk: str, texts: list[str]) -> np.ndarray:
     return np.array([[a["scores"][label] for label in LABELS] for a in result])
 
 
+@pytest.mark.slow
 def test_export_is_sdk_shaped_with_the_metadata_embedded(exports):
     from albert_tf.export.sdk_metadata import read_embedded
     model = exports["none"]
@@ -87,6 +88,7 @@ def test_export_is_sdk_shaped_with_the_metadata_embedded(exports):
     assert embedded["associated_files"] == ["labels.txt", "sentencepiece.model"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quantization", ["none", "dynamic", "int8"])
 def test_mediapipe_text_classifier_scores_as_our_runner(exports, texts, quantization):
     ours = _ours(exports[quantization], texts)
@@ -94,6 +96,7 @@ def test_mediapipe_text_classifier_scores_as_our_runner(exports, texts, quantiza
     np.testing.assert_allclose(theirs, ours, atol=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quantization", ["none", "dynamic_per_tensor", "int8",
                                           "int8_per_tensor"])
 def test_task_library_bert_nl_classifier_scores_as_our_runner(exports, texts, quantization):
@@ -102,6 +105,7 @@ def test_task_library_bert_nl_classifier_scores_as_our_runner(exports, texts, qu
     np.testing.assert_allclose(theirs, ours, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_task_library_runtime_lacks_the_per_channel_op_version(exports):
     """tflite-support 0.4.4's runtime predates FULLY_CONNECTED v12 (per-channel dynamic
     range): the ``dynamic_per_tensor`` recipe exists for it."""
@@ -126,6 +130,7 @@ def test_the_embedded_vocabulary_gives_our_ids_with_plain_sentencepiece(texts):
         "Hello WORLD")      # the case the normalizer carries: the original vocabulary differs
 
 
+@pytest.mark.slow
 def test_what_the_sdks_cannot_run_is_a_clear_error(model_dir, tmp_path):
     import albert_tf
     from albert_tf.checkpoints import TaskInfo

@@ -76,6 +76,7 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
 
 
+@pytest.mark.slow
 def test_embedding_export_is_sdk_shaped_with_the_metadata_embedded(exports):
     from albert_tf.export.sdk_metadata import read_embedded
     model = exports["none"]
@@ -95,6 +96,7 @@ def test_embedding_export_is_sdk_shaped_with_the_metadata_embedded(exports):
     assert embedded["associated_files"] == ["sentencepiece.model"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quantization", ["none", "dynamic"])
 def test_mediapipe_text_embedder_embeds_as_our_runner(exports, texts, quantization):
     ours = _ours(exports[quantization], texts)

@@ -42,6 +42,7 @@ def run(data_dir, tmp_path_factory) -> dict:
             "held_out": held_out}
 
 
+@pytest.mark.slow
 def test_sdk_answers_are_the_savedmodel_spans(run):
     bench, items = run["bench"], run["held_out"]
     assert len(items) == QUESTIONS
@@ -54,6 +55,7 @@ def test_sdk_answers_are_the_savedmodel_spans(run):
     assert all(o["start_index"] >= 0 and s["answer"] for o, s in zip(ours, sdk))
 
 
+@pytest.mark.slow
 def test_span_export_metadata_and_what_the_sdk_cannot_run(run):
     from albert_tf.export.common import ExportError
     from albert_tf.export.sdk_metadata import read_embedded

@@ -36,6 +36,7 @@ def built_count(config) -> int:
         return albert_tf.build_encoder(config).count_params()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PUBLISHED_COUNTS))
 def test_published_parameter_counts(name):
     assert built_count(albert_tf.load_config(name)) == PUBLISHED_COUNTS[name]
@@ -45,6 +46,7 @@ def _block_names(model, kind):
     return sorted(layer.name for layer in model.layers if layer.name.endswith(kind))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sharing, n_attention, n_ffn", [
     ("all", 4, 4), ("attention", 4, 8), ("ffn", 8, 4), ("none", 8, 8)])
 def test_sharing_and_groups_create_the_right_sublayers(sharing, n_attention, n_ffn):
@@ -122,6 +124,7 @@ def test_pretrainer_heads_and_tied_decoder():
     np.testing.assert_allclose(got, expected, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_task_heads_output_shapes():
     config = albert_tf.load_config("albert_tiny")
     x = random_inputs(config)
@@ -147,6 +150,7 @@ def test_missing_inputs_give_a_clear_error():
         model(x["input_word_ids"])
 
 
+@pytest.mark.slow
 def test_graph_has_only_keras_layers_and_prunable_custom_layers():
     """No TFOpLambda (TF-MOT rejects it); every custom weighted layer is prunable."""
     import tensorflow_model_optimization as tfmot
@@ -164,6 +168,7 @@ def test_graph_has_only_keras_layers_and_prunable_custom_layers():
     assert "group_0_inner_0_attention" in wrapped and "group_0_inner_0_ffn" in wrapped
 
 
+@pytest.mark.slow
 def test_a_few_steps_lower_the_pretraining_loss():
     keras.utils.set_random_seed(1)
     config = albert_tf.load_config("albert_tiny")
@@ -189,6 +194,7 @@ def test_a_few_steps_lower_the_pretraining_loss():
     assert float(loss_fn()) < first * 0.8
 
 
+@pytest.mark.slow
 def test_savedmodel_and_checkpoint_reload_identically(tmp_path):
     config = albert_tf.load_config("albert_tiny_groups")
     model = albert_tf.build_pretrainer(config)

@@ -195,6 +195,7 @@ def _user_dir(path) -> dict:
     return snapshot(str(path))
 
 
+@pytest.mark.slow
 def test_export_overwrites_only_its_own_output_with_umask_modes(tmp_path, model):
     work = tmp_path / "work"
     work.mkdir()
@@ -218,6 +219,7 @@ def test_export_overwrites_only_its_own_output_with_umask_modes(tmp_path, model)
     assert sorted(os.listdir(work)) == ["edge"]           # no staging directory left
 
 
+@pytest.mark.slow
 def test_saved_model_versions_are_readable_by_a_server_of_another_user(tmp_path, model):
     from albert_tf.export.saved_model import export_saved_model
     old = os.umask(0o022)

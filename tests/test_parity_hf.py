@@ -62,6 +62,7 @@ ALBERT_2_GROUPS = dict(vocab_size=99, embedding_size=16, hidden_size=32, num_hid
                        classifier_dropout_prob=0.0)
 
 
+@pytest.mark.slow
 def test_albert_for_pretraining_parity_and_hf_round_trip(tmp_path, capsys):
     hf = transformers.AlbertForPreTraining(transformers.AlbertConfig(**ALBERT_2_GROUPS))
     randomize(hf, seed=0)

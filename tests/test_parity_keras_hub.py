@@ -56,6 +56,7 @@ def _diffs(backbone, encoder) -> dict[str, float]:
             for k in ("sequence_output", "pooled_output")}
 
 
+@pytest.mark.slow
 def test_keras_hub_preset_to_ours_parity(backbone, tmp_path, capsys):
     backbone.save_to_preset(str(tmp_path / "preset"))
     out = tmp_path / "ours"
@@ -73,6 +74,7 @@ def test_keras_hub_preset_to_ours_parity(backbone, tmp_path, capsys):
     assert max(_diffs(backbone, pretrainer).values()) <= TOL
 
 
+@pytest.mark.slow
 def test_keras_hub_objects_and_masked_lm(backbone, tmp_path):
     import keras_hub
     masked_lm = keras_hub.models.AlbertMaskedLM(backbone=backbone, preprocessor=None)

@@ -296,6 +296,7 @@ def _write_finetuning_speed(finetune_dir, values) -> None:
     writer.close()
 
 
+@pytest.mark.slow
 def test_tiny_run_compresses_exports_reports_and_resumes(tmp_path, data_dir):
     """A tiny run from the finetuned model on: export, pruning (6 optimizer steps: a
     quarter of 12 s at the 3 steps/s the finetuning summaries record, over the pruning

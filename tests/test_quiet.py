@@ -245,6 +245,7 @@ def test_every_console_script_is_covered():
         declared ^ (SCRIPTS | tour_programs())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("job", JOBS, ids=[job.name for job in JOBS])
 def test_successful_run_prints_no_library_lines(job, runs):
     result = runs[job.name]

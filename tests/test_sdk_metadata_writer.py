@@ -91,6 +91,7 @@ def _input_tensors(model: bytes) -> dict[str, str]:
     return {name: d["name"] for name, d in details.items()}
 
 
+@pytest.mark.slow
 def test_the_metadata_is_tflite_supports(case):
     """tflite-support's writers, given the same model, vocabulary, labels and our texts
     (names, descriptions), write the same metadata and pack the same files; its displayer
@@ -127,6 +128,7 @@ def test_the_metadata_is_tflite_supports(case):
     assert dict(mine["metadata"], associated_files=sorted(files)) == ours
 
 
+@pytest.mark.slow
 def test_the_model_computes_as_the_converted_one(case):
     from ai_edge_litert.interpreter import Interpreter
     runners = [Interpreter(model_content=m).get_signature_runner()

@@ -15,6 +15,7 @@ from albert_tf.text.spm_training import USER_DEFINED_SYMBOLS, VocabularyError, t
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow
 def test_cli_trains_an_albert_vocabulary(tmp_path, data_dir):
     with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), "rb") as f:
         sample = f.read(1_500_000)

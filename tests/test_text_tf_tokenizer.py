@@ -85,6 +85,7 @@ def test_tricky_strings(py_tok, tf_tok):
     assert _compare(py_tok, tf_tok, TRICKY) == []
 
 
+@pytest.mark.slow
 def test_identical_ids_on_sst2_rte_and_corpus(py_tok, tf_tok, data_dir, corpus_paragraphs):
     """fast=True (FastSentencepieceTokenizer) is identical everywhere. fast=False uses the
     older SentencePiece core bundled in tensorflow-text, which breaks exact score ties
@@ -121,6 +122,7 @@ def test_packed_pairs_identical(py_tok, tf_tok, data_dir):
                                   [py_tok.pack(x, None, 128)["input_word_ids"] for x in a[:5]])
 
 
+@pytest.mark.slow
 def test_saved_model_round_trip(py_tok, tmp_path):
     tok = AlbertTFTokenizer(VOCAB, fast=True, max_seq_length=16)
 

@@ -173,6 +173,7 @@ def _mismatches(texts, got, want) -> list[str]:
 # Python tokenizer: interface and vocabulary errors.
 
 
+@pytest.mark.slow
 def test_python_interface(case):
     py = case.py
     assert py.convert_ids_to_tokens([py.pad_id, py.unk_id, py.cls_id, py.sep_id,
@@ -195,6 +196,7 @@ def test_python_interface(case):
     assert packed["input_word_ids"][0] == py.cls_id and len(packed["input_mask"]) == 8
 
 
+@pytest.mark.slow
 def test_encode_with_offsets(case, glue):
     from tokenizers import normalizers
     normalize = normalizers.BertNormalizer(lowercase=case.lower).normalize_str
@@ -253,6 +255,7 @@ def test_bad_vocabularies_are_one_line_errors(tmp_path):
 # Hugging Face parity.
 
 
+@pytest.mark.slow
 def test_hugging_face_parity(case, glue, generated):
     """``BertTokenizer``/``BertTokenizerFast`` ``from_pretrained(directory)``: identical ids
     on every string. ``split_special_tokens=True`` makes HF read "[SEP]" in the text as
@@ -317,6 +320,7 @@ def legacy_exclusions(case, legacy, texts) -> dict[str, set[str]]:
     return out
 
 
+@pytest.mark.slow
 def test_legacy_python_bert_tokenizer_parity(case, glue, generated):
     """``BertTokenizerLegacy``: identical on SST-2/RTE and on every generated string outside
     the classes of `legacy_exclusions`."""
@@ -340,6 +344,7 @@ def test_legacy_python_bert_tokenizer_parity(case, glue, generated):
 # In-graph (SavedModel) tokenizer.
 
 
+@pytest.mark.slow
 def test_graph_equals_python_on_every_code_point(case):
     """Each code point between two letters (1,112,064 words, 64 a string)."""
     points = [c for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
@@ -347,6 +352,7 @@ def test_graph_equals_python_on_every_code_point(case):
     assert _mismatches(texts, _graph_ids(case.graph, texts), _python_ids(case, texts)) == []
 
 
+@pytest.mark.slow
 def test_per_character_normalization_but_for_mark_reordering(case):
     """The in-graph normalizer maps code point by code point (`codepoint_mapping`), which
     equals the Python normalizer on every pair of combining marks but those NFD reorders
@@ -387,6 +393,7 @@ def test_packing_singles_and_pairs(case, glue):
                                   [case.py.pack(x)["input_word_ids"] for x in a[:7]])
 
 
+@pytest.mark.slow
 def test_saved_model_round_trip(case, tmp_path):
     from albert_tf.text.tf_wordpiece import WordPieceTFTokenizer
     tok = WordPieceTFTokenizer(case.vocab_file, do_lower_case=case.lower, max_seq_length=16)
@@ -438,6 +445,7 @@ def _batches(texts: list[bytes]):
         yield chunk, np.array(chunk + [b""] * (LITE_BATCH - len(chunk)), dtype=object)
 
 
+@pytest.mark.slow
 def test_tflite_equals_python(case, glue, generated, tmp_path):
     """Only TFLite builtins and the four registrable tf-text custom ops; ids (and packed
     pairs, with truncation) identical to the Python tokenizer."""

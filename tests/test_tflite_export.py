@@ -56,6 +56,7 @@ def float_export(model_dir, source, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_float_export_buckets_metadata_and_runner(float_export, source):
     from albert_tflite.runner import TFLiteRunner
     files = sorted(os.listdir(float_export))
@@ -80,6 +81,7 @@ def test_float_export_buckets_metadata_and_runner(float_export, source):
     assert [p["label"] for p in preds] == [str(i) for i in probs.argmax(-1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["xnnpack", "none"])
 def test_int8_calibrated_on_task_text_and_op_report(model_dir, source, tmp_path, preset,
                                                     data_dir):
@@ -110,6 +112,7 @@ def test_int8_calibrated_on_task_text_and_op_report(model_dir, source, tmp_path,
     assert np.max(np.abs(probs - keras_probs(source, TEXTS))) < 0.05
 
 
+@pytest.mark.slow
 def test_float16_and_dynamic_are_smaller(model_dir, source, float_export, tmp_path):
     from albert_tf.export.tflite import export_tflite
     from albert_tflite.runner import TFLiteRunner
@@ -148,6 +151,7 @@ def test_converter_tf_lite_today_litert_where_tf_lite_is_gone(monkeypatch):
     assert lite.pick_converter("auto", "none") == "litert"
 
 
+@pytest.mark.slow
 def test_litert_converter_float_export_answers_as_tf_lite(model_dir, source, float_export,
                                                           tmp_path):
     """LiteRT's converter (litert-converter, installed by make) on the float export of
@@ -185,6 +189,7 @@ def test_litert_converter_float_export_answers_as_tf_lite(model_dir, source, flo
     np.testing.assert_allclose(probs[1], probs[0], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_qat_needs_a_model_and_converts_through_the_same_path(model_dir, source, tmp_path):
     from albert_tf.export import ExportError
     from albert_tf.export import tflite as export_tflite_module
@@ -240,6 +245,7 @@ def test_one_recipe_table_for_the_library_the_binary_and_the_pipeline(monkeypatc
         pipeline_config._check_quantizations("export.quantizations", ["qat"])
 
 
+@pytest.mark.slow
 def test_bad_requests_are_clear_errors(model_dir, source, tmp_path):
     from albert_tf.export import ExportError
     from albert_tf.export.tflite import export_tflite
@@ -272,6 +278,7 @@ def test_evaluator_reads_a_labeled_test_split_and_rejects_an_unlabeled_one(data_
         evaluate.load_split("sst2", str(tmp_path), "train")
 
 
+@pytest.mark.slow
 def test_evaluator_benchmark_and_metadata_tools(float_export, model_dir, data_dir, tmp_path):
     from albert_tflite import benchmark, evaluate, metadata
     from albert_tflite.runner import TFLiteRunner
@@ -298,6 +305,7 @@ def test_evaluator_benchmark_and_metadata_tools(float_export, model_dir, data_di
     assert TFLiteRunner(str(other / "custom.tflite")).predict(["fine"])[0]["label"] in ("0", "1")
 
 
+@pytest.mark.slow
 def test_export_and_runner_cli(model_dir, tmp_path):
     env = dict(os.environ)
     out = str(tmp_path / "cli")

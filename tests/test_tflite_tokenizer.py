@@ -67,6 +67,7 @@ def test_graph_packs_singles_and_pairs_like_python(lite_tokenizer, data_dir):
         assert {k: out[k][i].numpy().tolist() for k in ref} == ref, (a[i], b[i])
 
 
+@pytest.mark.slow
 def test_tflite_model_with_tokenizer(tmp_path, data_dir):
     import albert_tf
     from albert_tf.checkpoints import TaskInfo

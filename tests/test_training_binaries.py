@@ -42,6 +42,7 @@ def _guarded(config, capsys, mode="train"):
     return code, capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_pretrain_binary(tmp_path, records):
     result = subprocess.run(
         [sys.executable, "-m", "albert_tf.bin.pretrain", "--config_file=tiny_ci",
@@ -95,6 +96,7 @@ def test_init_checkpoint_of_another_shape(tmp_path, records, capsys):
     assert "embeddings/word_embeddings/embeddings" in err and str(tmp_path / "other") in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task,metric", [("rte", "accuracy"), ("cola", "matthews_corr")])
 def test_finetune_glue_end_to_end(tmp_path, data_dir, task, metric):
     from albert_tf.bin.finetune import defaults

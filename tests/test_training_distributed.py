@@ -36,6 +36,7 @@ def _final_loss(output: str) -> float:
     return json.loads(lines[-1].split(" ", 1)[1])
 
 
+@pytest.mark.slow
 def test_mirrored_and_multi_worker_match_one_device(tmp_path):
     ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}

@@ -123,6 +123,7 @@ def reference(tmp_path_factory, records):
             worker.kill()
 
 
+@pytest.mark.slow
 def test_a_killed_worker_then_a_preemption_notice_each_stop_and_restarts_resume(
         tmp_path, records, reference):
     """One run, interrupted twice and restarted with the same command each time: worker 1
@@ -171,6 +172,7 @@ def test_a_killed_worker_then_a_preemption_notice_each_stop_and_restarts_resume(
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_wall_clock_budget_stops_every_worker_at_the_same_step(tmp_path, records):
     """``trainer.max_seconds`` is read from each worker's clock; the workers agree before
     stopping (one stopping alone would leave the other waiting in a collective)."""
@@ -186,6 +188,7 @@ def test_a_wall_clock_budget_stops_every_worker_at_the_same_step(tmp_path, recor
     assert os.path.exists(os.path.join(model_dir, "final", "config.json"))
 
 
+@pytest.mark.slow
 def test_sigterm_on_one_device_saves_at_the_next_loop_and_restores_the_handler(tmp_path):
     """In process (one device): SIGTERM during training saves a checkpoint at the end of
     the running loop, raises `Preempted`, and gives SIGTERM its previous handler back."""

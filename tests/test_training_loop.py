@@ -22,6 +22,7 @@ def _run(model_dir, mode="train_and_eval", steps=20, **changes):
     return result, lines
 
 
+@pytest.mark.slow
 def test_train_and_eval_writes_checkpoints_summaries_and_model_dirs(tmp_path):
     result, lines = _run(tmp_path, steps=20)
     assert result["step"] == 20
@@ -61,6 +62,7 @@ def test_train_and_eval_writes_checkpoints_summaries_and_model_dirs(tmp_path):
     assert rows[0] == "index\tprediction" and len(rows) == 1 + 96
 
 
+@pytest.mark.slow
 def test_learns_the_toy_task(tmp_path):
     result, _ = _run(tmp_path, steps=50, trainer__validation_interval=50,
                      trainer__checkpoint_interval=50, trainer__steps_per_loop=25,
@@ -116,6 +118,7 @@ def test_progress_line_format():
     assert "ETA 1m15s" in line and "1,234 tok/s" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
 def test_mixed_precision_training_steps(tmp_path, policy):
     result, _ = _run(tmp_path, mode="train", steps=4, runtime__mixed_precision_dtype=policy,

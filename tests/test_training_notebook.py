@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK = os.path.join(ROOT, "notebooks", "albert_tf_colab.ipynb")
 
@@ -18,6 +20,7 @@ def notebook_code() -> str:
     return "\n\n".join(cells)
 
 
+@pytest.mark.slow
 def test_notebook_runs_headless_on_cpu(tmp_path, data_dir):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", ALBERT_TF_NOTEBOOK_TINY="1",
                ALBERT_TF_NOTEBOOK_WORK=str(tmp_path), ALBERT_TF_DATA_DIR=data_dir)

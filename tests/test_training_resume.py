@@ -37,6 +37,7 @@ def _parse(output, prefix):
     return json.loads(lines[-1].split(" ", 1)[1])
 
 
+@pytest.mark.slow
 def test_kill_and_resume_matches_uninterrupted(tmp_path):
     killed_dir = tmp_path / "killed"
     victim = subprocess.Popen(_command(killed_dir, 0.3), env=_env(), cwd=ROOT,

@@ -4,6 +4,8 @@ end to end through the trainer on tiny synthetic files."""
 import json
 import os
 
+import pytest
+
 import albert_tf
 from albert_tf.training.experiment_config import build_experiment
 from albert_tf.training.trainer import run_experiment
@@ -24,6 +26,7 @@ def _squad_json(n):
     return {"version": "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]}
 
 
+@pytest.mark.slow
 def test_squad_task(tmp_path):
     data = tmp_path / "squad"
     data.mkdir()
@@ -43,6 +46,7 @@ def test_squad_task(tmp_path):
         assert set(json.load(f)) == {f"q{i}" for i in range(8)}
 
 
+@pytest.mark.slow
 def test_custom_tsv_regression_task(tmp_path):
     rows = ["sentence\tscore"] + [f"{'good ' * (i % 5)}movie number {i}\t{i % 5}.0"
                                   for i in range(40)]

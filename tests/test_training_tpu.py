@@ -71,6 +71,7 @@ def test_unknown_strategy_and_bad_tf_config(monkeypatch):
         distribute.read_tf_config()
 
 
+@pytest.mark.slow
 def test_binary_without_tpu_fails_with_one_clear_line(tmp_path):
     """The real resolver on a machine without a TPU: exit 2, no traceback."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")

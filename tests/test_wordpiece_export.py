@@ -91,6 +91,7 @@ def _serve(model_dir: str, root):
     return path, tf.saved_model.load(path).signatures
 
 
+@pytest.mark.slow
 def test_saved_model_serves_raw_text_as_keras_on_python_ids(classifier, tokenizer, texts,
                                                            tmp_path):
     from albert_tf.backend import tf
@@ -117,6 +118,7 @@ def _runner_probs(export: str, texts: list[str]) -> np.ndarray:
     return np.array([p["probabilities"] for p in TFLiteRunner(export).predict(texts)])
 
 
+@pytest.mark.slow
 def test_tflite_export_ships_vocab_txt_and_the_runner_equals_keras(lite, classifier,
                                                                   tokenizer, texts):
     from albert_tf.export.sdk_metadata import WORDPIECE_SAME_IDS, read_embedded
@@ -138,6 +140,7 @@ def test_tflite_export_ships_vocab_txt_and_the_runner_equals_keras(lite, classif
                                atol=1e-5)
 
 
+@pytest.mark.slow
 def test_sdks_give_our_ids_on_ascii_text_and_their_own_elsewhere(lite, classifier,
                                                                  tokenizer, texts):
     """Measured: the SDKs' BertTokenizer is `sdk_bert_ids` (ASCII lower-casing, no accent
@@ -162,6 +165,7 @@ def test_sdks_give_our_ids_on_ascii_text_and_their_own_elsewhere(lite, classifie
     assert differ and not any(map(in_wordpiece_same_ids, differ))   # accented ones only
 
 
+@pytest.mark.slow
 def test_cased_vocabulary_is_refused_for_the_sdks(vocab, tmp_path):
     from albert_tf.export import ExportError
     from albert_tf.export.tflite import export_tflite
@@ -176,6 +180,7 @@ def test_cased_vocabulary_is_refused_for_the_sdks(vocab, tmp_path):
     assert meta["sdk"] is None and "lower-case ASCII" in meta["sdk_reason"]
 
 
+@pytest.mark.slow
 def test_with_tokenizer_export_tokenizes_as_python(classifier, tokenizer, texts, lite,
                                                    tmp_path):
     from albert_tf.export.metadata import WORDPIECE_CUSTOM_OPS
@@ -197,6 +202,7 @@ def test_with_tokenizer_export_tokenizes_as_python(classifier, tokenizer, texts,
     assert labels == [p["label"] for p in TFLiteRunner(lite).predict(texts)]
 
 
+@pytest.mark.slow
 def test_span_answer_is_the_detokenized_wordpiece_span(vocab, tokenizer, tmp_path):
     from albert_tf.backend import tf
     model_dir, _ = _model_dir(tmp_path, vocab, "span", text_pair=True)
@@ -217,6 +223,7 @@ def test_span_answer_is_the_detokenized_wordpiece_span(vocab, tokenizer, tmp_pat
                                        "naivete , is just moving .")
 
 
+@pytest.mark.slow
 def test_token_classification_words_are_whole_words(vocab, tokenizer, tmp_path):
     from albert_tf.backend import tf
     from albert_tf.export.tflite import export_tflite
@@ -240,6 +247,7 @@ def test_token_classification_words_are_whole_words(vocab, tokenizer, tmp_path):
         assert answer["labels"] == [tags[i].decode() for i in starts]
 
 
+@pytest.mark.slow
 def test_the_runner_reads_a_wordpiece_export_without_tensorflow(lite):
     """Id models run without TensorFlow, whatever the vocabulary."""
     import subprocess

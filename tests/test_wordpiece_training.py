@@ -106,6 +106,7 @@ def _check_whole_words(record: dict, tok: WordPieceTokenizer) -> int:
     return multi
 
 
+@pytest.mark.slow
 def test_pretraining_data_masks_whole_wordpiece_words(tmp_path, corpus, vocab, tok):
     out = tmp_path / "pretrain.tfrecord"
     result = _run("albert_tf.bin.create_pretraining_data", f"--input_file={corpus}",
@@ -162,6 +163,7 @@ def _bert_dir(directory: str, vocab: str, do_lower_case: bool = True) -> str:
     return directory
 
 
+@pytest.mark.slow
 def test_finetune_binary_from_a_bert_directory_with_vocab_txt(tmp_path, data_dir, vocab):
     from albert_tf import checkpoints
     from tests.compression_fixtures import tiny_sst2_dir

@@ -1,19 +1,19 @@
-"""Sum a pytest ``--durations=0`` report per test file into tests/file_costs.json.
+"""The suite's cost accounting: per-file CPU tables, the two tiers, tests/file_costs.json.
 
-tests/conftest.py orders the collected files by these costs, costliest first, so that
-with ``-n 2 --dist=loadfile`` the long files start at once instead of forming a tail.
-Regenerate the table with ``make test-costs`` (it runs the suite once with
-``--durations=0`` and pipes the report here); the numbers only steer the order, so
-a stale table costs time, never correctness.
+``make test-cpu`` runs every test (both tiers, docs/setup.md#the-test-tiers) with
+``ALBERT_TF_TEST_CPU=DIR``: tests/conftest.py writes one JSON line per test (wall seconds,
+the xdist worker's own CPU seconds, the CPU seconds of the processes the test started,
+whether it is marked ``slow``). This tool reads DIR and
 
-Usage: python tools/test_costs.py [REPORT] [--out tests/file_costs.json]
-(REPORT defaults to standard input).
+- prints the files by CPU, costliest first, with the totals, and each tier's totals;
+- lists the tests that the ``slow`` marker should carry: unmarked ones over ``--limit``
+  CPU seconds (the gate's budget holds only while there are none);
+- writes tests/file_costs.json: for each tier, file -> wall seconds of its tests in that
+  tier. tests/conftest.py orders the files by it, costliest first, so that with
+  ``-n 2 --dist=loadfile`` the long files start at once instead of forming a tail; the
+  numbers only steer the order, so a stale table costs time, never correctness.
 
-``--cpu DIR`` reads instead the CPU accounting of a run with ``ALBERT_TF_TEST_CPU=DIR``
-(``make test-cpu``; tests/conftest.py writes one JSON line per test: wall seconds, the
-xdist worker's own CPU seconds, and the CPU seconds of the processes the test started),
-prints the files by CPU, costliest first, with the totals, and writes the wall-time table
-as above.
+Usage: python tools/test_costs.py --cpu DIR [--limit 5] [--out tests/file_costs.json]
 """
 
 from __future__ import annotations
@@ -21,40 +21,41 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# "12.34s call     tests/test_x.py::test_y[param]" (setup, call and teardown lines).
-_LINE = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s+(?:setup|call|teardown)\s+([^\s:]+\.py)::")
+# The gate's per-test budget in CPU seconds: a test over it belongs in the slow tier.
+SLOW_LIMIT = 5.0
 
 
-def file_costs(lines) -> dict[str, float]:
-    """Seconds per test file (setup + call + teardown of all its tests)."""
-    costs: dict[str, float] = defaultdict(float)
-    for line in lines:
-        match = _LINE.match(line)
-        if match:
-            costs[match.group(2)] += float(match.group(1))
-    return {path: round(seconds, 1) for path, seconds in
-            sorted(costs.items(), key=lambda item: (-item[1], item[0]))}
-
-
-def cpu_costs(folder: str) -> dict[str, list[float]]:
-    """``{file: [wall, own CPU, subprocess CPU, tests]}`` from ``folder/*.jsonl``."""
-    costs: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
+def cpu_rows(folder: str) -> list[dict]:
+    """The per-test lines of ``folder/*.jsonl`` (tests/conftest.py's CPU accounting)."""
+    rows = []
     for name in sorted(os.listdir(folder)):
-        if not name.endswith(".jsonl"):
-            continue
-        with open(os.path.join(folder, name), encoding="utf-8") as handle:
-            for line in handle:
-                row = json.loads(line)
-                totals = costs[row["test"].split("::")[0]]
-                totals[0] += row["wall"]
-                totals[1] += row["self_cpu"]
-                totals[2] += row["child_cpu"]
-                totals[3] += 1
+        if name.endswith(".jsonl"):
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                rows.extend(json.loads(line) for line in handle if line.strip())
+    return rows
+
+
+def _cpu(row: dict) -> float:
+    return row["self_cpu"] + row["child_cpu"]
+
+
+def _file(row: dict) -> str:
+    return row["test"].split("::")[0]
+
+
+def cpu_costs(rows: list[dict]) -> dict[str, list[float]]:
+    """``{file: [wall, own CPU, subprocess CPU, tests]}``."""
+    costs: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
+    for row in rows:
+        totals = costs[_file(row)]
+        totals[0] += row["wall"]
+        totals[1] += row["self_cpu"]
+        totals[2] += row["child_cpu"]
+        totals[3] += 1
     return dict(costs)
 
 
@@ -70,30 +71,56 @@ def cpu_table(costs: dict[str, list[float]], top: int = 40) -> str:
     return "\n".join(lines)
 
 
+def tier_costs(rows: list[dict]) -> dict[str, dict[str, float]]:
+    """``{"all": {file: wall s}, "gate": {file: wall s of its unmarked tests}}``, each
+    costliest first (tests/file_costs.json)."""
+    tiers: dict[str, dict[str, float]] = {"all": defaultdict(float), "gate": defaultdict(float)}
+    for row in rows:
+        tiers["all"][_file(row)] += row["wall"]
+        if not row.get("slow"):
+            tiers["gate"][_file(row)] += row["wall"]
+    return {tier: {path: round(seconds, 1) for path, seconds in
+                   sorted(costs.items(), key=lambda item: (-item[1], item[0]))}
+            for tier, costs in tiers.items()}
+
+
+def tier_summary(rows: list[dict]) -> str:
+    """One line per tier: its tests and CPU seconds."""
+    gate = [row for row in rows if not row.get("slow")]
+    slow = [row for row in rows if row.get("slow")]
+    return "\n".join(f"{name}: {len(part)} tests, {sum(map(_cpu, part)):.0f} CPU-s"
+                     for name, part in (("gate (make test)", gate), ("slow", slow)))
+
+
+def unmarked_over(rows: list[dict], limit: float) -> list[tuple[str, float]]:
+    """The tests not marked ``slow`` that took over ``limit`` CPU seconds, costliest first."""
+    over = [(row["test"], _cpu(row)) for row in rows
+            if not row.get("slow") and _cpu(row) > limit]
+    return sorted(over, key=lambda item: -item[1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("report", nargs="?", help="pytest --durations=0 output (default stdin)")
-    parser.add_argument("--out", default=os.path.join(ROOT, "tests", "file_costs.json"))
-    parser.add_argument("--cpu", metavar="DIR",
+    parser.add_argument("--cpu", metavar="DIR", required=True,
                         help="the ALBERT_TF_TEST_CPU folder of a run (make test-cpu)")
+    parser.add_argument("--limit", type=float, default=SLOW_LIMIT,
+                        help="CPU seconds over which an unmarked test is listed")
+    parser.add_argument("--out", default=os.path.join(ROOT, "tests", "file_costs.json"))
     args = parser.parse_args(argv)
-    if args.cpu:
-        measured = cpu_costs(args.cpu)
-        print(cpu_table(measured))
-        costs = {path: round(c[0], 1) for path, c in
-                 sorted(measured.items(), key=lambda item: (-item[1][0], item[0]))}
-    elif args.report:
-        with open(args.report, encoding="utf-8", errors="replace") as handle:
-            costs = file_costs(handle)
-    else:
-        costs = file_costs(sys.stdin)
-    if not costs:
-        print("no '--durations' lines found; run pytest with --durations=0", file=sys.stderr)
+    rows = cpu_rows(args.cpu) if os.path.isdir(args.cpu) else []
+    if not rows:
+        print(f"no per-test CPU lines in {args.cpu}: run the suite with "
+              "ALBERT_TF_TEST_CPU set (make test-cpu)", file=sys.stderr)
         return 1
+    print(cpu_table(cpu_costs(rows)))
+    print(tier_summary(rows))
+    over = unmarked_over(rows, args.limit)
+    for test, seconds in over:
+        print(f"not marked slow, {seconds:.1f} CPU-s > {args.limit:g}: {test}")
     with open(args.out, "w", encoding="utf-8") as handle:
-        json.dump(costs, handle, indent=1)
+        json.dump(tier_costs(rows), handle, indent=1)
         handle.write("\n")
-    print(f"{len(costs)} files, {sum(costs.values()):.0f} s in all -> {args.out}")
+    print(f"{len(rows)} tests -> {args.out}")
     return 0
 
 
