@@ -227,6 +227,7 @@ def test_instances_do_not_depend_on_the_worker_count(corpus, masker, files):
     assert sorted(both) == sorted(rows(None))
 
 
+@pytest.mark.slow
 def test_per_replica_batches(corpus, masker):
     context = tf.distribute.InputContext(2, 1, 2)
     ds = dm.text_pretraining_dataset(corpus["parts"], VOCAB, 16, CONFIG, seed=0,

@@ -139,6 +139,7 @@ def save(tensors: dict[str, np.ndarray]) -> bytes:
 
 
 # ---------------------------------------------------------------------- safetensors
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(300))
 @given(cut=st.integers(min_value=0, max_value=28927))
 def test_truncated_safetensors_at_any_byte(hf, cut):
@@ -161,6 +162,7 @@ def _header_mutation():
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(500))
 @given(which=st.integers(0, 10**6), mutation=_header_mutation())
 def test_safetensors_header_lies(hf, which, mutation):

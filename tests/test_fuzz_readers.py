@@ -82,6 +82,7 @@ def test_tsv_round_trip(rows, pair, newline, bom, final_newline, header):
     assert skipped == {"train.tsv": 0}
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(500))
 @given(st.lists(st.tuples(st.text(st.characters(exclude_categories=("Cs",)), max_size=20),
                           st.text(st.characters(exclude_categories=("Cs",)), max_size=20),
@@ -132,6 +133,7 @@ def _check_against_source(got, path, data: bytes, text_cols, label_list, regress
             assert ex.label in label_list
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(1000))
 @given(RAW, st.sampled_from(["train.tsv", "train.csv"]), st.booleans(), st.booleans(),
        st.booleans())

@@ -166,6 +166,7 @@ def test_python_tokenizer_takes_any_str_incl_surrogates(text):
 # -------------------------------------------------------------------------- preprocessing
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(1000))
 @given(ANY_TEXT, st.booleans())
 def test_preprocessing_alignment_and_offsets(text, lower):

@@ -366,6 +366,7 @@ def bert_tf1_variables(model) -> dict[str, np.ndarray]:
     return out
 
 
+@pytest.mark.slow
 def test_bert_release_converts_with_its_cased_vocab_txt(tmp_path, capsys):
     """An original BERT release (bert_model.ckpt, bert_config.json, vocab.txt) converts; the
     vocabulary comes along with its casing, and the outputs are the Hugging Face model's."""

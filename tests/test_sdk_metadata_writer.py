@@ -143,6 +143,7 @@ def test_the_model_computes_as_the_converted_one(case):
         np.testing.assert_array_equal(got[name], want[name])
 
 
+@pytest.mark.slow
 def test_populate_replaces_metadata_and_files_and_reads_back(case):
     from albert_tf.export import tflite_metadata
     if case["name"] != "embedding":

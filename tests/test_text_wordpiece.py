@@ -370,6 +370,7 @@ def test_per_character_normalization_but_for_mark_reordering(case):
     print(f"{case.name}: {len(differ)} of {len(pairs)} pairs of combining marks reordered")
 
 
+@pytest.mark.slow
 def test_graph_equals_python(case, glue, generated):
     texts = glue + generated
     assert _mismatches(texts, _graph_ids(case.graph, texts), _python_ids(case, texts)) == []

@@ -26,6 +26,7 @@ def dev_texts(data_dir, limit=None):
     return texts[:limit] if limit else texts
 
 
+@pytest.mark.slow
 def test_deployment_normalizer_reproduces_python_preprocessing(data_dir):
     """SentencePiece with the folded normalizer on *raw* text == AlbertTokenizer.encode."""
     import sentencepiece as spm
