@@ -1,5 +1,6 @@
 """The mobile SDKs' Python builds for tests: `sdk_python` (``.venv-sdk``, built by
-``make sdk``; ``make test`` builds it first) and `answers` (`albert_tflite.sdk_check`)."""
+``make sdk``; ``make test-all`` builds it first: the tests that run an SDK are in the slow
+tier) and `answers` (`albert_tflite.sdk_check`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def sdk_python() -> str:
         ROOT, ".venv-sdk", "bin", "python")
     if not os.path.exists(python):
         pytest.skip(f"the mobile SDK environment is missing ({python}): `make sdk` builds it "
-                    "(`make test` does first).")
+                    "(`make test-all` does first).")
     return python
 
 

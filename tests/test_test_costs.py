@@ -112,3 +112,44 @@ def test_the_cli_writes_both_tiers_and_names_unmarked_costly_tests(tmp_path, cap
     assert test_costs.main(["--cpu", str(tmp_path / "empty"), "--out", str(out)]) == 1
     assert "make test-cpu" in capsys.readouterr().err
     assert json.loads(out.read_text())["all"]["tests/test_b.py"] == 10.5
+
+
+def _runs_an_sdk(tree) -> set[str]:
+    """The functions of a test module that reach `tests.mobile_sdks` (its `sdk_python` or
+    `answers`), directly or through the module's own helpers and fixtures."""
+    import ast
+
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    reaching = {"sdk_python", "answers"}
+    grew = True
+    while grew:
+        grew = False
+        for name, node in functions.items():
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            used |= {a.arg for a in node.args.args}
+            if name not in reaching and used & reaching:
+                reaching.add(name)
+                grew = True
+    return reaching & set(functions)
+
+
+def test_every_test_that_runs_a_mobile_sdk_is_in_the_slow_tier():
+    """`make test` (the gate) does not build .venv-sdk, where an SDK test would be skipped:
+    every test that runs an SDK carries the `slow` marker, so that it runs in `make test-all`
+    or not at all."""
+    import ast
+    import glob
+
+    unmarked = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "test_*.py"))):
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for name in sorted(_runs_an_sdk(tree)):
+            node = next(n for n in tree.body if getattr(n, "name", None) == name)
+            if name.startswith("test_") and not any(
+                    "mark.slow" in ast.unparse(d) for d in node.decorator_list):
+                unmarked.append(f"{os.path.basename(path)}::{name}")
+    assert unmarked == []
+    # The check sees the SDK tests it guards (a rename of the helpers would blind it).
+    with open(os.path.join(ROOT, "tests", "test_mobile_sdk_span.py"), encoding="utf-8") as h:
+        assert "test_sdk_answers_are_the_savedmodel_spans" in _runs_an_sdk(ast.parse(h.read()))
