@@ -23,7 +23,7 @@ SDK_VENV ?= .venv-sdk
 SDK_STAMP := $(SDK_VENV)/.installed
 export ALBERT_TF_SDK_PYTHON ?= $(abspath $(SDK_VENV))/bin/python
 
-.PHONY: main test test-all test-cpu fuzz install sdk wheel tour constraints build-file figures
+.PHONY: main test test-all test-cpu fuzz install sdk wheel tour tour-venv constraints build-file figures
 
 # litert-converter, LiteRT's converter (the TFLite export's path once TensorFlow drops
 # tf.lite: docs/export.md), goes into its own directory, not site-packages: its xdsl==0.28.0
@@ -77,16 +77,26 @@ main: $(STAMP)
 
 # The wheel users install (configs and the albert_tflite tools inside), in dist/ (build/
 # removed too: setuptools would ship a module deleted since the last build from there).
-wheel: $(STAMP)
-	rm -rf dist build && $(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
+# pip builds it as a user's `pip wheel .` does, in an isolated build environment (setuptools
+# from the package index), so no .venv is needed: .ci/run installs the tour's venv from it
+# while .venv installs.
+wheel:
+	rm -rf dist build && $(PYTHON) -m pip wheel -q --no-deps -w dist .
 
 # The README's five-minute tour as a test (tools/tour.py): the wheel installed into a fresh
 # venv with the tour's extras, then every command of the tour's bash blocks, as written,
 # offline, in an empty directory; each command's wall time, the total, the CPU.
-# TOUR_FLAGS=--newest (`.ci/run full`): then the newest-in-range smoke (docs/setup.md).
+# TOUR_FLAGS=--newest (`.ci/run full`): then the newest-in-range smoke (docs/setup.md);
+# TOUR_FLAGS=--venv=DIR: the tour in DIR's venv, installed there first unless it exists.
 TOUR_FLAGS ?=
 tour: wheel
 	$(PYTHON) tools/tour.py --python=$(PYTHON) $(TOUR_FLAGS) dist/albert_tf-*.whl
+
+# The tour's venv alone, into TOUR_VENV, from the wheel in dist/ (after `make wheel`;
+# tools/tour.py --install-only): .ci/run installs it beside .venv.
+tour-venv:
+	$(PYTHON) tools/tour.py --python=$(PYTHON) --venv=$(TOUR_VENV) --install-only \
+		dist/albert_tf-*.whl
 
 # Rewrites constraints.txt from the current .venv (after changing a dependency).
 constraints:
