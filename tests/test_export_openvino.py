@@ -13,11 +13,17 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("openvino")
-pytest.importorskip("nncf")
+import sst2_tiny
+from sst2_tiny import ROOT, SEQ, encoder_dir, keras_probabilities
 
-import sst2_tiny  # noqa: E402
-from sst2_tiny import ROOT, SEQ, encoder_dir, keras_probabilities  # noqa: E402
+
+@pytest.fixture(autouse=True, scope="module")
+def _openvino_installed():
+    """Skips the module without the ``[openvino]`` extra. Checked when a test runs, not at
+    collection: every test here is in the slow tier, and importing NNCF (with PyTorch and
+    scikit-learn, ~3 CPU-s) would cost each worker of the gate, which runs none of them."""
+    pytest.importorskip("openvino")
+    pytest.importorskip("nncf")
 
 # The tiny SST-2 classifier's fixtures (tests/sst2_tiny.py).
 dev, model_dir, source = sst2_tiny.dev, sst2_tiny.model_dir, sst2_tiny.source
