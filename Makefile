@@ -23,7 +23,7 @@ SDK_VENV ?= .venv-sdk
 SDK_STAMP := $(SDK_VENV)/.installed
 export ALBERT_TF_SDK_PYTHON ?= $(abspath $(SDK_VENV))/bin/python
 
-.PHONY: main test test-all test-cpu fuzz install sdk wheel tour tour-run constraints build-file figures
+.PHONY: main test test-all test-cpu fuzz install sdk wheel tour tour-run tour-venv constraints build-file figures
 
 # litert-converter, LiteRT's converter (the TFLite export's path once TensorFlow drops
 # tf.lite: docs/export.md), goes into its own directory, not site-packages: its xdsl==0.28.0
@@ -78,8 +78,8 @@ main: $(STAMP)
 # The wheel users install (configs and the albert_tflite tools inside), in dist/ (build/
 # removed too: setuptools would ship a module deleted since the last build from there).
 # pip builds it as a user's `pip wheel .` does, in an isolated build environment (setuptools
-# from the package index), so no .venv is needed: .ci/run runs the tour on it while .venv
-# installs.
+# from the package index), so no .venv is needed: .ci/run installs the tour's venv from it
+# while .venv installs.
 wheel:
 	rm -rf dist build && $(PYTHON) -m pip wheel -q --no-deps -w dist .
 
@@ -89,13 +89,19 @@ wheel:
 # TOUR_FLAGS=--newest (`.ci/run full`): then the newest-in-range smoke (docs/setup.md);
 # TOUR_FLAGS=--venv=DIR: the tour in DIR's venv, installed there first unless it exists.
 # `make tour` builds the wheel first; `make tour-run` tours the wheel already in dist/
-# (.ci/run builds it once, then tours it beside .venv's install).
+# (.ci/run, which builds it once).
 TOUR_FLAGS ?=
 tour: wheel
 	$(MAKE) --no-print-directory tour-run
 
 tour-run:
 	$(PYTHON) tools/tour.py --python=$(PYTHON) $(TOUR_FLAGS) dist/albert_tf-*.whl
+
+# The tour's venv alone, into TOUR_VENV, from the wheel in dist/ (after `make wheel`;
+# tools/tour.py --install-only): .ci/run installs it beside .venv.
+tour-venv:
+	$(PYTHON) tools/tour.py --python=$(PYTHON) --venv=$(TOUR_VENV) --install-only \
+		dist/albert_tf-*.whl
 
 # Rewrites constraints.txt from the current .venv (after changing a dependency).
 constraints:

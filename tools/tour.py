@@ -4,6 +4,7 @@
     python3 tools/tour.py dist/albert_tf-0.1.0-py3-none-any.whl   # make tour
     python3 tools/tour.py --list                                   # the tour's commands
     python3 tools/tour.py WHEEL --venv=/tmp/tour-venv --keep       # reuse a venv, keep the dir
+    python3 tools/tour.py WHEEL --venv=/tmp/tour-venv --install-only   # step 1 alone (.ci/run)
     python3 tools/tour.py WHEEL --newest     # CI: then the newest-in-range smoke (step 6)
 
 1. Installs the wheel into a fresh virtualenv with plain pip, at the versions of
@@ -490,6 +491,9 @@ def main(argv=None) -> int:
     parser.add_argument("--venv", help="use (and keep) this virtualenv; installed there "
                         "only when it does not exist yet")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--install-only", action="store_true", help="install the wheel "
+                        "into --venv (step 1) and stop: .ci/run builds the tour's venv beside "
+                        ".venv's install, then runs the tour in it")
     parser.add_argument("--python", default=os.environ.get("PYTHON", "python3"),
                         help="the Python that creates the virtualenv")
     parser.add_argument("--newest", action="store_true", help="after the tour, upgrade its "
@@ -509,8 +513,10 @@ def main(argv=None) -> int:
         return 1 if problems else 0
     if not args.wheel:
         parser.error("the wheel to install is required (make tour builds it)")
+    if args.install_only and not args.venv:
+        parser.error("--install-only needs --venv (where the tour will find the venv)")
     data = os.environ.get("ALBERT_TF_DATA_DIR")
-    if not data or not os.path.isdir(data):
+    if not args.install_only and (not data or not os.path.isdir(data)):
         parser.error("set ALBERT_TF_DATA_DIR to the task data (make sets ../shared/data)")
 
     work = tempfile.mkdtemp(prefix="albert-tf-tour-")
@@ -522,6 +528,8 @@ def main(argv=None) -> int:
             install(os.path.abspath(args.wheel), venv, args.python)
         install_s = time.monotonic() - start
         _say(f"virtualenv ready in {_minutes(install_s)} (not part of the tour)")
+        if args.install_only:
+            return 0
 
         tour_dir = os.path.join(work, "tour")
         os.makedirs(tour_dir)
