@@ -87,6 +87,8 @@ wheel:
 # venv with the tour's extras, then every command of the tour's bash blocks, as written,
 # offline, in an empty directory; each command's wall time, the total, the CPU.
 # TOUR_FLAGS=--newest (`.ci/run full`): then the newest-in-range smoke (docs/setup.md);
+# TOUR_FLAGS=--help-examples (`.ci/run full`): then every example of every console script's
+# --help, in a copy of the tour's directory (~13 min on 2 cores; docs/setup.md);
 # TOUR_FLAGS=--venv=DIR: the tour in DIR's venv, installed there first unless it exists.
 # `make tour` builds the wheel first; `make tour-run` tours the wheel already in dist/
 # (.ci/run, which builds it once).

@@ -12,7 +12,15 @@ Dependencies are declared as compatible ranges, as a library should; the exact
 versions that CI and ``make`` install are in ``constraints.txt`` (``pip install -c``).
 """
 
+import os
+import re
+
 from setuptools import find_packages, setup
+
+# The version is albert_tf/version.py's (read, not imported: it needs no dependency here).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "albert_tf", "version.py"),
+          encoding="utf-8") as _f:
+    VERSION = re.search(r'^__version__ = "([^"]+)"', _f.read(), re.M).group(1)
 
 INSTALL_REQUIRES = [
     "tensorflow>=2.21,<2.22",
@@ -106,7 +114,7 @@ CONFIGS_PACKAGE = "albert_tf.official_configs"
 
 setup(
     name="albert-tf",
-    version="0.1.0",
+    version=VERSION,
     description="ALBERT (A Lite BERT) in Keras 2 / TensorFlow: train, compress, export.",
     packages=find_packages(include=["albert_tf", "albert_tf.*"]) + [
         CONFIGS_PACKAGE, "albert_tflite"],

@@ -18,7 +18,14 @@ import os
 # Keras 2 for TF-MOT: must be chosen before TensorFlow (or TF-MOT) is first imported.
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
-__version__ = "0.1.0"
+# TensorFlow's start-up lines (oneDNN, CUDA's cuInit without a GPU, CPU features) are
+# hidden when albert_tf is what first imports it, unless ALBERT_TF_VERBOSE=1
+# (`albert_tf.cli.quiet_startup`; TF_CPP_MIN_LOG_LEVEL set by the user is kept).
+from albert_tf import cli as _cli  # noqa: E402
+
+_cli.quiet_startup([])
+
+from albert_tf.version import __version__  # noqa: E402,F401
 
 # Public name -> module that defines it. Resolved on first use (PEP 562), so
 # `import albert_tf` is cheap and TensorFlow-free tools (the TFLite runner, the

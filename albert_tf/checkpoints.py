@@ -18,6 +18,7 @@ a checkpoint written by another tool only needs the same names.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -80,11 +81,19 @@ class TaskInfo:
     def from_json(cls, path: str) -> "TaskInfo":
         import json
         with open(path, encoding="utf-8") as f:
-            values = json.load(f)
+            try:
+                values = json.load(f)
+            except (ValueError, RecursionError) as e:
+                raise CheckpointError(f"{path}: not valid JSON ({e}); the model directory is "
+                                      "damaged: copy or write it again.") from None
+        if not isinstance(values, dict):
+            raise CheckpointError(f"{path}: not a task.json mapping; the model directory is "
+                                  "damaged: copy or write it again.")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ValueError(f"{path}: unknown task.json key(s) {unknown}; known: {sorted(known)}.")
+            raise CheckpointError(f"{path}: unknown task.json key(s) {unknown}; known: "
+                                  f"{sorted(known)}.")
         if values.get("label_list") is not None:
             values["label_list"] = tuple(str(v) for v in values["label_list"])
         return cls(**values)
@@ -160,8 +169,10 @@ def restore_weights(model: keras.Model, path: str,
     are an error when their name starts with one of ``required`` and not with one of
     ``allow_missing`` (task heads of a fresh classifier are typically allowed).
     """
-    reader = tf.train.load_checkpoint(_checkpoint_prefix(path))
-    shapes = reader.get_variable_to_shape_map()
+    prefix = _checkpoint_prefix(path)
+    with unreadable_weights(prefix):
+        reader = tf.train.load_checkpoint(prefix)
+        shapes = reader.get_variable_to_shape_map()
     weights = named_weights(model)
     mismatched = [f"{name}: checkpoint {shapes[name]} vs model {var.shape.as_list()}"
                   for name, var in weights.items()
@@ -176,17 +187,46 @@ def restore_weights(model: keras.Model, path: str,
     if bad:
         raise CheckpointError(f"{path}: checkpoint lacks required weights {bad[:10]}.")
     loaded = sorted(n for n in weights if n in shapes)
+    with unreadable_weights(prefix):     # every tensor read before any is assigned
+        values = {name: reader.get_tensor(name) for name in loaded}
     for name in loaded:
-        weights[name].assign(reader.get_tensor(name))
+        weights[name].assign(values[name])
     unused = sorted(n for n in shapes if n not in weights)
     return RestoreReport(loaded, missing, unused)
+
+
+class UnreadableWeights(CheckpointError):
+    """Checkpoint files that cannot be read (truncated, damaged); ``cause`` is the reader's
+    own first line."""
+
+    def __init__(self, message: str, cause: str):
+        super().__init__(message)
+        self.cause = cause
+
+
+@contextlib.contextmanager
+def unreadable_weights(prefix: str):
+    """Turns the errors of reading damaged checkpoint files (a truncated ``.data`` file:
+    ``IndexError``; a changed byte: a checksum ``OpError``; a damaged ``.index``:
+    ``DataLossError``) into one `CheckpointError` naming the files and the fix."""
+    try:
+        yield
+    except (tf.errors.OpError, IndexError, OSError) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        from albert_tf.cli import cause_line
+        cause = cause_line(e)
+        raise UnreadableWeights(
+            f"the weights {prefix}.index / {prefix}.data-* cannot be read ({cause}): the "
+            "files are truncated or damaged; copy the model directory again, or write it "
+            "again (training, albert-tf-convert).", cause) from None
 
 
 def save_model_dir(model: keras.Model, directory: str,
                    config: AlbertConfig | None = None, task_info: TaskInfo | None = None,
                    vocab_file: str | None = None, overwrite: bool = True,
                    inputs: Iterable[tuple[str, str | None]] = (),
-                   flag: str = "model directory") -> str:
+                   flag: str = "model directory", kind: str = outputs.MODEL_DIRECTORY) -> str:
     """Writes ``config.json``, name-keyed weights and, when given, ``task.json`` and a
     copy of ``vocab_file`` to ``directory``: a SentencePiece model as ``vocab.model``, a
     WordPiece vocabulary as ``vocab.txt`` (the kind read from the content; ``task.json``
@@ -194,9 +234,10 @@ def save_model_dir(model: keras.Model, directory: str,
 
     Written through `albert_tf.outputs.staged_output`: a staged sibling renamed into place,
     so a crash never leaves a half-written model directory. ``overwrite`` replaces only a
-    model directory albert-tf wrote earlier (the trainer rewrites ``best/`` this way); a
-    directory holding anything else, or one of ``inputs`` (``(flag, path)`` pairs), is
-    refused with an `albert_tf.outputs.OutputError`.
+    model directory albert-tf wrote earlier (the trainer rewrites ``best/`` this way), of
+    the same ``kind`` (`albert_tf.outputs.MODEL_DIRECTORY`: written by training; a
+    converter passes its own); a directory holding anything else, or one of ``inputs``
+    (``(flag, path)`` pairs), is refused with an `albert_tf.outputs.OutputError`.
     """
     config = config or getattr(model, "albert_config", None)
     if config is None:
@@ -207,7 +248,7 @@ def save_model_dir(model: keras.Model, directory: str,
             raise FileNotFoundError(f"vocabulary file {vocab_file!r} does not exist.")
         vocab_type = vocab_lib.vocabulary_kind(vocab_file)
         task_info = _with_vocab_type(task_info, vocab_type, vocab_file)
-    with outputs.staged_output(directory, kind="albert-tf model directory", inputs=inputs,
+    with outputs.staged_output(directory, kind=kind, inputs=inputs,
                                overwrite=overwrite, flag=flag) as tmp:
         config.to_json(os.path.join(tmp, CONFIG_FILE))
         write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))

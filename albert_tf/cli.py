@@ -20,7 +20,14 @@ so that the stages a pipeline starts are verbose too):
   fallback notice. Those lines are dropped, anything else is passed on.
 - `run_app` is ``absl.app.run`` with ``--verbose`` defined and the binary's own flags
   made the key flags of the program, so ``--help`` lists exactly those (each with its
-  one-line help) under the binary's docstring; ``--helpfull`` still lists everything.
+  one-line help) under the binary's docstring and exits 0; ``--helpfull`` still lists
+  everything.
+
+Every failure a user can cause or fix is one line on stderr, ``<command>: error: <what
+and the fix>`` (`fail`): the package's own errors (`EXPECTED_ERRORS`), a full or
+read-only disk (`albert_tf.outputs.storage_problem`), and Ctrl-C (`interrupted`: exit
+130, no traceback). `guarded` applies that to any ``main``; `run_app` does it for the
+absl binaries.
 """
 
 from __future__ import annotations
@@ -37,6 +44,25 @@ import threading
 import warnings
 
 VERBOSE_ENV = "ALBERT_TF_VERBOSE"
+INTERRUPTED_EXIT_CODE = 130       # 128 + SIGINT, what a shell reports for Ctrl-C
+# The package's errors whose message is the whole story (what went wrong and the fix, one
+# line): ``(module, class)``, looked up only once the module is imported (an error of a
+# module never imported cannot have been raised).
+EXPECTED_ERRORS = (
+    ("albert_tf.checkpoints", "CheckpointError"), ("albert_tf.config", "ConfigError"),
+    ("albert_tf.hyperparams", "ConfigKeyError"), ("albert_tf.hyperparams", "ConfigValueError"),
+    ("albert_tf.outputs", "OutputError"), ("albert_tf.resources", "DataDirError"),
+    ("albert_tf.user_inputs", "InputError"), ("albert_tf.training.preflight", "InputDataError"),
+    ("albert_tf.training.distribute", "DistributionError"),
+    ("albert_tf.data.pretraining", "PretrainingDataError"),
+    ("albert_tf.data.pretraining_shards", "CreationError"),
+    ("albert_tf.data.task_data", "TaskDataError"), ("albert_tf.data.squad", "SquadError"),
+    ("albert_tf.export.errors", "ExportError"), ("albert_tf.export.metadata", "MetadataError"),
+    ("albert_tf.text.spm_training", "VocabularyError"),
+    ("albert_tf.pipeline.stages", "StageError"),
+    ("albert_tf.benchmark.end_to_end", "EndToEndError"),
+    ("albert_tf.benchmark.compressed", "CompressedInputError"),
+)
 VERBOSE_HELP = "Show TensorFlow/absl start-up logs and library warnings (hidden by default)."
 
 # Start-up lines of TensorFlow's C++ side on a machine without a GPU.
@@ -213,6 +239,17 @@ def define_verbose_flag() -> None:
         flags.DEFINE_boolean("verbose", False, VERBOSE_HELP)
 
 
+def help_text(doc: str | None) -> None:
+    """Makes ``doc`` (a console script's module docstring) what absl's ``--help`` prints
+    above the flags: the docstring of ``__main__`` (the console-script wrapper has none)."""
+    main_module = sys.modules.get("__main__")
+    if doc and main_module is not None and not getattr(main_module, "__doc__", None):
+        try:
+            main_module.__doc__ = doc.replace("%", "%%")
+        except (AttributeError, TypeError):
+            pass
+
+
 def run_app(main, define_flags, doc: str | None = None) -> None:
     """``absl.app.run(main)`` after ``define_flags()``, with ``--verbose`` and a ``--help``
     that shows ``doc`` (the binary's docstring) and exactly the flags it defined."""
@@ -224,30 +261,165 @@ def run_app(main, define_flags, doc: str | None = None) -> None:
     program = sys.argv[0]
     for name in sorted(set(flags.FLAGS) - before | {"verbose"}):
         flags.FLAGS.register_key_flag_for_module(program, flags.FLAGS[name])
-    main_module = sys.modules.get("__main__")
-    if doc and main_module is not None and not getattr(main_module, "__doc__", None):
-        try:
-            main_module.__doc__ = doc.replace("%", "%%")
-        except (AttributeError, TypeError):
-            pass
+    help_text(doc)
 
     def quiet_main(argv):
         quiet_logs()
         try:
-            return main(argv)
+            return guarded(main)(argv)
         except app.UsageError as e:   # one line, not the whole --help
-            print(f"{os.path.basename(program)}: error: {e} (see --help)", file=sys.stderr)
-            sys.exit(e.exitcode)
+            fail(f"{e} (see --help)", e.exitcode)
 
     def one_line_flag_errors(args):   # absl's own: "FATAL Flags parsing error" + a hint
+        args = [args[0]] + short_help(args[1:])
         try:
             return flags.FLAGS(args)
         except flags.Error as e:      # --rounds=0, --format=bogus, --batch_size=abc, ...
-            print(f"{os.path.basename(program)}: error: {' '.join(str(e).split())} "
-                  "(see --help)", file=sys.stderr)
-            sys.exit(1)
+            fail(f"{e} (see --help)", 1)
+        except SystemExit as e:       # absl's --help flags print the usage, then exit 1
+            if e.code == 1 and asked_for_help(args[1:]):
+                sys.exit(0)
+            raise
 
-    app.run(quiet_main, flags_parser=one_line_flag_errors)
+    try:
+        app.run(quiet_main, flags_parser=one_line_flag_errors)
+    except KeyboardInterrupt:         # during start-up or flag parsing
+        interrupted()
+
+
+def short_help(argv: list[str]) -> list[str]:
+    """``-h`` as ``--help`` (absl knows only the long forms and ``-?``)."""
+    out = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        out.append("--help" if arg == "-h" else arg)
+    return out
+
+
+def asked_for_help(argv: list[str]) -> bool:
+    """Whether ``argv`` asks absl for its usage (``--help``, ``--helpfull``, ``-?``...)."""
+    names = ("help", "?", "helpfull", "helpshort", "helpxml")
+    for arg in argv:
+        if arg == "--":
+            return False
+        if arg.startswith("-") and arg.lstrip("-").split("=")[0] in names:
+            return True
+    return False
+
+
+def command_name(module: str | None = None) -> str:
+    """The console script whose code is running: the one of ``module`` when given (a
+    binary's module, ``albert_tf.bin.convert`` -> ``albert-tf-convert``, also when its
+    functions are called in-process), else the program's (also under ``python -m``: the
+    entry point of the ``__main__`` module), else ``albert-tf`` (the library called from a
+    notebook, a test or a script of the user's)."""
+    program = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if module is None and program.startswith("albert-tf"):
+        return program
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    for name in (module, getattr(spec, "name", None)):
+        script = _script_of(name) if name else None
+        if script:
+            return script
+    return "albert-tf"
+
+
+def _script_of(module: str) -> str | None:
+    """The installed console script whose entry point is in ``module``, or None."""
+    try:
+        from importlib import metadata
+        for entry in metadata.entry_points(group="console_scripts"):
+            if entry.value.split(":")[0] == module and entry.name.startswith("albert-tf"):
+                return entry.name
+    except Exception:  # noqa: BLE001  (no package metadata)
+        pass
+    return None
+
+
+def one_line(message: object) -> str:
+    """``message`` with its whitespace (newlines too) collapsed to single spaces."""
+    return " ".join(str(message).split())
+
+
+def cause_line(error: BaseException, limit: int = 240) -> str:
+    """The line of ``error``'s message that says what went wrong, past TensorFlow's
+    preamble (``Graph execution error:``, ``Detected at node ...``, indented frames),
+    shortened to ``limit`` characters; its class name when it has no message."""
+    message = getattr(error, "message", None) or str(error)
+    lines = [line.strip() for line in message.splitlines() if line.strip()
+             and not line.startswith((" ", "\t", "Graph execution error", "Detected at"))]
+    line = lines[0] if lines else type(error).__name__
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def error(message: object, module: str | None = None) -> None:
+    """Prints ``<command>: error: <message>`` (one line) to stderr; ``module``: the
+    binary's module, whose console script is the command (`command_name`)."""
+    print(f"{command_name(module)}: error: {one_line(message)}", file=sys.stderr, flush=True)
+
+
+def fail(message: object, code: int = 2, module: str | None = None) -> None:
+    """`error`, then exits ``code``."""
+    error(message, module)
+    sys.exit(code)
+
+
+def expected_error(error: BaseException) -> str | None:
+    """The one line to print for ``error`` when it is one a user can fix (one of
+    `EXPECTED_ERRORS`, a ``FileNotFoundError``, or storage that cannot be written:
+    `albert_tf.outputs.storage_problem`), else None (a bug: let its traceback show)."""
+    from albert_tf.outputs import storage_problem
+    storage = storage_problem(error)
+    if storage:
+        return storage
+    classes = [getattr(sys.modules[module], name) for module, name in EXPECTED_ERRORS
+               if module in sys.modules and hasattr(sys.modules[module], name)]
+    if isinstance(error, (FileNotFoundError, *classes)):
+        text = error.args[0] if isinstance(error, KeyError) and error.args else error
+        return one_line(text)
+    return None
+
+
+def interrupted(resume: str | None = None) -> None:
+    """Ctrl-C: one line, exit 130. ``resume`` says how to go on (a training run's last
+    checkpoint); without it, what every command guarantees: outputs are staged, so none
+    was left half-written."""
+    what = resume or ("nothing half-written was left (outputs are staged and renamed into "
+                      "place only when complete); run the command again to redo it")
+    print(f"{command_name()}: interrupted (Ctrl-C): {what}.", file=sys.stderr, flush=True)
+    sys.exit(INTERRUPTED_EXIT_CODE)
+
+
+def guarded(main):
+    """``main`` whose expected errors (`expected_error`) are one line (exit 2), whose
+    Ctrl-C is `interrupted` and whose closed stdout (``| head``) ends it quietly (exit
+    141, as SIGPIPE would), never a traceback."""
+    import functools
+
+    @functools.wraps(main)
+    def run(*args, **kwargs):
+        try:
+            return main(*args, **kwargs)
+        except KeyboardInterrupt:
+            interrupted()
+        except BrokenPipeError:
+            _stdout_closed()
+        except Exception as e:  # noqa: BLE001  (re-raised unless expected)
+            line = expected_error(e)
+            if line is None:
+                raise
+            fail(line)
+    return run
+
+
+def _stdout_closed() -> None:
+    """The reader of stdout went away: exit 141 without Python's flush error at exit."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(141)
 
 
 def add_verbose_argument(parser) -> None:
@@ -255,5 +427,7 @@ def add_verbose_argument(parser) -> None:
     parser.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
 
 
-__all__ = ["VERBOSE_ENV", "add_verbose_argument", "define_verbose_flag", "filtered_stderr",
-           "quiet_logs", "quiet_native", "quiet_startup", "run_app", "verbose"]
+__all__ = ["EXPECTED_ERRORS", "INTERRUPTED_EXIT_CODE", "VERBOSE_ENV", "add_verbose_argument",
+           "asked_for_help", "cause_line", "command_name", "define_verbose_flag",
+           "error", "expected_error", "fail", "filtered_stderr", "guarded", "interrupted", "one_line",
+           "quiet_logs", "quiet_native", "quiet_startup", "run_app", "short_help", "verbose"]

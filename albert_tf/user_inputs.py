@@ -289,7 +289,13 @@ def missing_runtime(path: str, kind: str, flag: str = "--model",
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose errors are one line, ``PROG: error: MESSAGE (see
     --help)`` and exit status 2, as the absl binaries' (`albert_tf.cli.run_app`), instead of
-    the usage block followed by the message."""
+    the usage block followed by the message. ``doc`` (the tool's module docstring) is its
+    ``--help`` description as written, examples included, as the absl binaries show theirs."""
+
+    def __init__(self, *args, doc: str | None = None, **kwargs):
+        if doc:
+            kwargs.update(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):   # noqa: D102  (argparse's hook)
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see --help)\n")
@@ -302,8 +308,9 @@ def one_line(message) -> str:
 
 # ------------------------------------------------------------------------ values
 def int_list(values: Iterable[str] | None, flag: str, minimum: int = 1,
-             maximum: int | None = None) -> list[int]:
-    """``--flag=32,64`` as integers, each in ``[minimum, maximum]``."""
+             maximum: int | None = None, why_maximum: str = "") -> list[int]:
+    """``--flag=32,64`` as integers, each in ``[minimum, maximum]`` (``why_maximum``: what
+    sets the maximum, for the message)."""
     out = []
     for value in values or ():
         try:
@@ -315,7 +322,8 @@ def int_list(values: Iterable[str] | None, flag: str, minimum: int = 1,
     bad = [n for n in out if n < minimum or (maximum is not None and n > maximum)]
     if bad:
         bounds = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
-        raise InputError(f"{flag}={','.join(map(str, out))}: each must be {bounds}.")
+        why = f" ({maximum}: {why_maximum})" if maximum is not None and why_maximum else ""
+        raise InputError(f"{flag}={','.join(map(str, out))}: each must be {bounds}{why}.")
     return out
 
 

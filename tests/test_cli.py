@@ -81,7 +81,7 @@ def test_help_lists_the_binarys_own_flags_briefly(tmp_path):
     runs = {name: _start(tmp_path, name, "--help") for name in HELP}
     for name, process in runs.items():
         code, out, err = _finish(process)
-        assert code in (0, 1), err    # absl's --help exits 1, argparse's 0
+        assert code == 0, err         # absl's own --help exits 1: run_app makes it 0
         lines = out.splitlines()
         assert len(lines) < 150, f"{name} --help: {len(lines)} lines"
         for flag in HELP[name]:
@@ -91,3 +91,53 @@ def test_help_lists_the_binarys_own_flags_briefly(tmp_path):
         assert "--tf_" not in out and "--logtostderr" not in out and "--pdb" not in out, out
         noisy = [line for line in err.splitlines() if any(w in line.lower() for w in NOISE)]
         assert not noisy, err
+
+
+def console_scripts() -> list[str]:
+    """Every console script of the installed albert-tf (its entry points: setup.py's list)."""
+    from importlib import metadata
+    return sorted(e.name for e in metadata.distribution("albert-tf").entry_points
+                  if e.group == "console_scripts")
+
+
+def test_every_console_script_answers_help_with_exit_0(tmp_path):
+    """``--help`` (and absl's ``--helpfull``, ``-h``) is an answer, not an error: exit 0,
+    the usage on stdout, nothing on stderr; an unknown flag still exits non-zero in one
+    line with the ``<command>: error:`` prefix every failure has."""
+    scripts = console_scripts()
+    assert len(scripts) >= 16 and "albert-tf-export" in scripts and \
+        "albert-tflite-run" in scripts, scripts
+    runs = {(name, flag): _start(tmp_path, name, flag) for name in scripts
+            for flag in ("--help", "-h")}
+    runs[("albert-tf-export", "--helpfull")] = _start(tmp_path, "albert-tf-export", "--helpfull")
+    for (name, flag), process in runs.items():
+        code, out, err = _finish(process)
+        assert code == 0 and out.strip() and not err.strip(), (name, flag, code, err)
+    for name in scripts:
+        code, _, err = _finish(_start(tmp_path, name, "--no_such_flag=1"))
+        line = _one_error_line(err)
+        assert code != 0 and line.startswith(f"{name}: error:"), (name, line)
+        assert "no_such_flag" in line or "arguments are required" in line, (name, line)
+
+
+@pytest.mark.slow
+def test_importing_and_using_the_library_is_quiet(tmp_path):
+    """``import albert_tf`` and its first model (which imports TensorFlow) print nothing:
+    no oneDNN / CUDA ``cuInit`` / CPU-feature lines; ``ALBERT_TF_VERBOSE=1`` shows them."""
+    import subprocess
+    import sys
+    code = ("import albert_tf\n"
+            "model = albert_tf.build_encoder(albert_tf.load_config('albert_tiny'))\n"
+            "print(model.count_params())\n")
+    quiet = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                           text=True, env=_env_without_tf_settings())
+    assert quiet.returncode == 0 and quiet.stdout.strip().isdigit(), quiet.stderr
+    assert quiet.stderr == "", quiet.stderr
+    loud = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, env=_env_without_tf_settings(ALBERT_TF_VERBOSE="1"))
+    assert loud.returncode == 0 and "oneDNN" in loud.stderr, loud.stderr
+
+
+def _env_without_tf_settings(**extra: str) -> dict[str, str]:
+    from console_scripts import env
+    return env(**extra)

@@ -246,7 +246,8 @@ def test_finetune_sharing_none_trains_an_unshared_encoder(tmp_path, data_dir):
 def test_finetune_bad_model_value_is_one_line(tmp_path, override, key):
     result = _finetune(tmp_path / "run", f"--params_override={override}")
     assert result.returncode == 2, result.stderr[-2000:]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    errors = [line for line in result.stderr.splitlines()
+              if line.startswith("albert-tf-finetune: error:")]
     assert len(errors) == 1 and key in errors[0], result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert not os.path.exists(tmp_path / "run" / "experiment.yaml")

@@ -70,7 +70,7 @@ def runs(tmp_path_factory, corpus):
             beam_options=[f"--direct_num_workers={workers}"])
     code, stdout, stderr = finish(cli)
     assert code == 0, stderr[-3000:]
-    out["cli"] = json.loads(stdout[stdout.index("{"):])
+    out["cli"] = json.loads(stdout[stdout.index("{"):stdout.rindex("}") + 1])
     return out
 
 

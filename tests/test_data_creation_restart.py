@@ -121,7 +121,7 @@ def test_killed_three_times_then_completed_equals_uninterrupted(tmp_path, corpus
     result = subprocess.run(_cli(corpus, out, 1), cwd=ROOT, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    summary = json.loads(result.stdout[result.stdout.index("{"):result.stdout.rindex("}") + 1])
     assert len(summary["reused_shards"]) == outcomes[2][1]
     assert sorted(summary["reused_shards"] + summary["written_shards"]) == summary["outputs"]
     # A shard killed between its rename and its completion record is rewritten, and said so.

@@ -167,7 +167,7 @@ def test_cli_output_is_a_function_of_inputs_and_flags(tmp_path, data_dir):
             cwd=ROOT, capture_output=True, text=True, timeout=300,
             env={**os.environ, "PYTHONHASHSEED": hash_seed})
         assert result.returncode == 0, result.stderr[-2000:]
-        summary = json.loads(result.stdout[result.stdout.index("{"):])
+        summary = json.loads(result.stdout[result.stdout.index("{"):result.stdout.rindex("}") + 1])
         assert summary["documents"] == 200 and summary["instances"] > 200
         assert summary["written_shards"] == summary["outputs"] and not summary["reused_shards"]
         outputs[workers, run] = [open(p, "rb").read() for p in summary["outputs"]]
@@ -235,8 +235,9 @@ def test_cli_with_workers_and_shards(tmp_path, data_dir):
          "--masked_lm_prob=0.15", "--short_seq_prob=0.1", "--random_seed=5", "--do_lower_case"],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    summary = json.loads(result.stdout[result.stdout.index("{"):result.stdout.rindex("}") + 1])
     assert len(summary["outputs"]) == 4 and all(os.path.exists(p) for p in summary["outputs"])
+    assert result.stdout.splitlines()[-1].startswith(f"wrote {summary['outputs'][0]}, ")
     assert "MB/s" in result.stderr                                   # the progress bar
     total = sum(1 for p in summary["outputs"] for _ in tf.data.TFRecordDataset(p))
     assert total == summary["instances"] > 0

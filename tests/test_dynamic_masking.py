@@ -259,7 +259,7 @@ def _one_line_error(config, capsys) -> str:
     from albert_tf.training.trainer import main_guard, run_experiment
     code = main_guard(lambda: run_experiment(config, "train") and None)
     err = capsys.readouterr().err.strip()
-    assert code == 2 and err.startswith("error: ") and "\n" not in err, err
+    assert code == 2 and err.startswith("albert-tf: error: ") and "\n" not in err, err
     return err
 
 
@@ -297,7 +297,7 @@ def test_records_given_as_text(tmp_path, corpus, static, capsys):
 def test_not_a_vocabulary(tmp_path, corpus, capsys):
     err = _one_line_error(_experiment(tmp_path / "run", corpus,
                                       f"task.vocab_file={corpus['one']}"), capsys)
-    assert err.startswith("error: task.vocab_file (source=text tokenizes with it): ")
+    assert err.startswith("albert-tf: error: task.vocab_file (source=text tokenizes with it): ")
     assert corpus["one"] in err and "line 2 is blank" in err
 
 

@@ -4,9 +4,10 @@
 Inputs: any Unicode (empty, whitespace-only, control and zero-width characters, emoji,
 combining marks, strings of up to 100k characters), invalid UTF-8 bytes, batches of 0 to
 24 strings, and for pair heads mismatched batch sizes. The contract (module docs of
-`albert_tf.export.saved_model`): every byte string gets an answer, invalid UTF-8 decoded
-with U+FFFD; pair inputs of different batch sizes are an InvalidArgumentError naming both
-inputs. Properties: output shapes, finite values, probabilities summing to 1, span indices
+`albert_tf.export.saved_model`): every byte string but a blank one gets an answer, invalid
+UTF-8 decoded with U+FFFD; an empty or whitespace-only string is an InvalidArgumentError
+naming its index (the runner's: a ValueError), pair inputs of different batch sizes one
+naming both inputs. Properties: output shapes, finite values, probabilities summing to 1, span indices
 inside the packed context, and for the classifier the same ids as the Python tokenizer and
 the same probabilities as the Keras model; the TFLite runner gives the SavedModel's answer.
 
@@ -23,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from albert_tf.export.runner import is_blank
 from fuzzing import fuzz_examples
 from test_export_saved_model import SEQ, VOCAB
 
@@ -36,9 +38,13 @@ ODD = st.sampled_from([
     "[CLS] [SEP] <pad> <unk> [MASK]", "``''", "\U0010ffff\U000e0001", "ﷺ",
     "Café ``naïve'' 1,000,000 TIMES"])
 LONG = st.builds(lambda s, n: s * n, st.text(CHARS, min_size=1, max_size=4),
-                 st.integers(1, 25_000))                     # up to 100k characters
-TEXT = st.one_of(st.text(CHARS, max_size=30), ODD, st.binary(max_size=30),
-                 st.text(st.sampled_from(" \t\nab.é😀\u200b"), max_size=12))
+                 st.integers(1, 25_000)).filter(lambda t: not is_blank(t))  # to 100k chars
+ANY_TEXT = st.one_of(st.text(CHARS, max_size=30), ODD, st.binary(max_size=30),
+                     st.text(st.sampled_from(" \t\nab.é😀\u200b"), max_size=12))
+TEXT = ANY_TEXT.filter(lambda t: not is_blank(t))         # answered; a blank one is refused
+SPACES = [chr(c) for c in range(0x3001) if chr(c).isspace()]       # (none above U+3000)
+BLANK = st.one_of(st.sampled_from(["", b""]), st.text(st.sampled_from(SPACES), min_size=1,
+                                                      max_size=8))
 
 
 @st.composite
@@ -205,6 +211,23 @@ def test_regression_mismatched_pair_batch_sizes(served):
         with pytest.raises(tf.errors.InvalidArgumentError,
                            match="question and context must have the same batch size"):
             serve(served, "span", a, b)
+
+
+@pytest.mark.slow
+@settings(max_examples=fuzz_examples(40))
+@given(texts=batches(max_size=6), blank=BLANK, data=st.data())
+def test_a_blank_text_anywhere_is_refused_naming_its_index(served, lite, texts, blank, data):
+    """Issue #44: an empty or whitespace-only string is refused, by the SavedModel (an
+    InvalidArgumentError: TF Serving's HTTP 400) and the runner (a ValueError), at its
+    index; it had an answer (label 1, p ~ 0.94)."""
+    from albert_tf.backend import tf
+    index = data.draw(st.integers(0, len(texts)))
+    texts = texts[:index] + [blank] + texts[index:]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"text\[{index}\] is empty or "
+                       "only whitespace"):
+        serve(served, "classification", texts)
+    with pytest.raises(ValueError, match=rf"texts_a\[{index}\] is (empty|only whitespace)"):
+        lite["runner"].predict(texts)
 
 
 @pytest.mark.slow

@@ -27,7 +27,8 @@ from albert_tf.bin.convert import run_conversion
 from albert_tf.checkpoints import recorded_casing
 from albert_tf.interop import ConversionError, convert_google
 from albert_tf.interop import converter as converter_module
-from albert_tf.outputs import MARKER_FILE, OutputError, write_marker
+from albert_tf.outputs import (CONVERTED_MODEL, MARKER_FILE, MODEL_DIRECTORY, OutputError,
+                               write_marker)
 from albert_tf.text.vocabulary import find_vocabulary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -295,7 +296,7 @@ def test_failure_while_writing_leaves_the_output_directory_untouched(release, tm
     out = tmp_path / "existing"
     out.mkdir()
     (out / "keep.txt").write_text("old model")
-    write_marker(str(out), "albert-tf model directory")     # an earlier conversion
+    write_marker(str(out), CONVERTED_MODEL)                 # an earlier conversion
 
     def broken_write(weights, prefix):
         with open(prefix + ".index", "wb") as f:
@@ -312,6 +313,11 @@ def test_failure_while_writing_leaves_the_output_directory_untouched(release, tm
     with pytest.raises(OutputError, match="albert-tf did not write"):
         convert_google(str(root), str(out), overwrite=True)
     assert os.listdir(out) == ["keep.txt"]
+    write_marker(str(out), MODEL_DIRECTORY)                 # a trained model: never replaced
+    with pytest.raises(OutputError, match="is an albert-tf model directory .* not a model "
+                                          "directory converted by albert-tf-convert"):
+        convert_google(str(root), str(out), overwrite=True)
+    assert sorted(os.listdir(out)) == [MARKER_FILE, "keep.txt"]
 
 
 @pytest.mark.slow

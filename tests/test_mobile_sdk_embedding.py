@@ -31,7 +31,7 @@ def _variants(sentence: str) -> list[str]:
 def texts(data_dir) -> list[str]:
     with open(os.path.join(data_dir, "glue", "SST-2", "dev.tsv"), encoding="utf-8") as f:
         rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:13]
-    extra = ["", "It's 1,000,000 times better -- NOT!", "\u201cNa\u00efve\u201d caf\u00e9",
+    extra = ["It's 1,000,000 times better -- NOT!", "\u201cNa\u00efve\u201d caf\u00e9",
              "an overlong , " * 20 + "mess"]           # the last is cut to SEQ ids
     return [v for row in rows for v in _variants(row[0])] + extra
 

@@ -21,7 +21,9 @@ BIN = os.path.dirname(sys.executable)
 
 # A small world of directories: every output, input and current directory is one of these.
 NODES = ["", "a", "a/b", "a/b/c", "a/d", "e", "e/f"]
-STATES = ["absent", "empty", "user_files", "ours", "a_file"]
+# "ours": an earlier output of the same kind; "ours_other_kind": an albert-tf output of
+# another kind (a trained model directory where an export goes), never replaced.
+STATES = ["absent", "empty", "user_files", "ours", "ours_other_kind", "a_file"]
 
 
 def snapshot(root: str) -> dict[str, tuple]:
@@ -55,8 +57,8 @@ def lay_out(root: str, output: str, state: str) -> None:
             f.write("a user's file\n")
         return
     os.makedirs(target, exist_ok=True)
-    if state == "ours":
-        outputs.write_marker(target, "test")
+    if state in ("ours", "ours_other_kind"):
+        outputs.write_marker(target, "test" if state == "ours" else outputs.MODEL_DIRECTORY)
         with open(os.path.join(target, "old.bin"), "w") as f:
             f.write("an earlier output\n")
     elif state == "user_files":
@@ -80,7 +82,7 @@ def related(x: str, y: str) -> bool:
 def test_writer_never_touches_what_it_did_not_write(tmp_path_factory, output, state, cwd,
                                                     inputs, overwrite, fail):
     root = str(tmp_path_factory.mktemp("world"))
-    if output in NODES and state != "ours":          # the world's directories hold user files
+    if output in NODES and not state.startswith("ours"):   # the world's directories hold user files
         state = "user_files"
     lay_out(root, output, state)
     before = snapshot(root)
@@ -111,7 +113,7 @@ def test_writer_never_touches_what_it_did_not_write(tmp_path_factory, output, st
 
     must_refuse = (related(output, cwd) and (output == cwd or cwd.startswith(output + "/"))
                    or any(related(output, p) for p in inputs)
-                   or state in ("user_files", "a_file")
+                   or state in ("user_files", "a_file", "ours_other_kind")
                    or (state == "ours" and not overwrite))
     if must_refuse or fail:
         assert after == before, "a refused or failed write changed the tree"
@@ -150,7 +152,7 @@ def test_protected_locations_are_refused_even_when_empty_or_ours(tmp_path, monke
     (tmp_path / "home").mkdir()
     outputs.write_marker(str(tmp_path), "test")          # even an albert-tf output
     with pytest.raises(outputs.OutputError, match=what):
-        outputs.check_output(given, overwrite=True)
+        outputs.check_output(given, kind="test", overwrite=True)
     with pytest.raises(outputs.OutputError, match=what):
         outputs.check_location(given)
 
@@ -160,7 +162,7 @@ def test_a_symbolic_link_is_not_replaced(tmp_path):
     outputs.write_marker(str(tmp_path / "real"), "test")
     os.symlink(tmp_path / "real", tmp_path / "link")
     with pytest.raises(outputs.OutputError, match="symbolic link"):
-        outputs.check_output(str(tmp_path / "link"), overwrite=True)
+        outputs.check_output(str(tmp_path / "link"), kind="test", overwrite=True)
 
 
 def test_output_that_changes_during_the_write_is_not_replaced(tmp_path):
@@ -172,6 +174,138 @@ def test_output_that_changes_during_the_write_is_not_replaced(tmp_path):
             (tmp_path / "stage_seen").write_text(stage)
     assert (target / "theirs.txt").read_text() == "theirs"
     assert not os.path.exists((tmp_path / "stage_seen").read_text())
+
+
+# ---------------------------------------------------------------- run directories
+RUN = outputs.RUN_KINDS["albert-tf-finetune"]
+RUN_WRITES = [("best", outputs.MODEL_DIRECTORY), ("final", outputs.MODEL_DIRECTORY)]
+
+
+def _lay_out_run(path, state: str) -> None:
+    """A ``--model_dir`` in ``state``: absent, empty, a marked finetune run, a run written
+    before markers (checkpoints only), a pretrain run, the user's files, a user's
+    experiment.yaml, a marked run whose best/ holds the user's files, or a file."""
+    if state == "absent":
+        return
+    if state == "a_file":
+        path.write_text("a user's file\n")
+        return
+    path.mkdir()
+    if state in ("ours", "ours_best_users"):
+        outputs.write_marker(str(path), RUN)
+        (path / "ckpt-10.index").write_text("")
+    if state == "ours_best_users":
+        (path / "best").mkdir()
+        (path / "best" / "notes.txt").write_text("mine\n")
+    if state == "earlier_run":
+        (path / "checkpoint").write_text('model_checkpoint_path: "ckpt-10"\n')
+    if state == "other_run":
+        outputs.write_marker(str(path), outputs.RUN_KINDS["albert-tf-pretrain"])
+    if state == "user_files":
+        (path / "notes.md").write_text("keep me\n")
+    if state == "users_experiment":
+        (path / "experiment.yaml").write_text("my: settings\n")
+
+
+@pytest.mark.parametrize("state,refused", [
+    ("absent", None), ("empty", None), ("ours", None), ("earlier_run", None),
+    ("other_run", "is the run directory of albert-tf-pretrain, not the run directory of "
+                  "albert-tf-finetune"),
+    ("user_files", "holds files albert-tf did not write (notes.md)"),
+    ("users_experiment", "holds files albert-tf did not write (experiment.yaml)"),
+    ("ours_best_users", "--model_dir/best="),
+    ("a_file", "exists and is not a directory")])
+def test_a_run_directory_is_new_empty_or_a_run_of_the_same_command(tmp_path, state, refused):
+    """`check_run_directory` before any work: the run's own kind (marked, or a run from
+    before markers) is resumed; anything else is refused with nothing touched, best/ and
+    final/ included; `mark_run_directory` records the kind once."""
+    path = tmp_path / "run"
+    _lay_out_run(path, state)
+    before = snapshot(str(tmp_path))
+    if refused:
+        with pytest.raises(outputs.OutputError) as e:
+            outputs.check_run_directory(str(path), kind=RUN, writes=RUN_WRITES)
+        assert refused in str(e.value) and "\n" not in str(e.value)
+        assert snapshot(str(tmp_path)) == before
+        return
+    assert outputs.check_run_directory(str(path), kind=RUN, writes=RUN_WRITES) == str(path)
+    assert snapshot(str(tmp_path)) == before          # the check writes nothing
+    outputs.mark_run_directory(str(path), RUN)
+    assert outputs.marker_kind(str(path)) == RUN
+    outputs.check_run_directory(str(path), kind=RUN, writes=RUN_WRITES)    # still ours
+
+
+def test_outputs_are_replaced_only_by_their_own_kind(tmp_path):
+    """--overwrite never turns a trained model directory into an export (or a run
+    directory, a conversion...); earlier names of kinds are read as today's."""
+    target = tmp_path / "best"
+    target.mkdir()
+    outputs.write_marker(str(target), "albert-tf model directory")   # written before kinds
+    (target / "weights.index").write_text("weights")
+    for kind in (outputs.export_kind("tflite"), outputs.CONVERTED_MODEL,
+                 outputs.KERAS_HUB_PRESET, outputs.RUN_KINDS["albert-tf-compress"]):
+        with pytest.raises(outputs.OutputError, match="is an albert-tf model directory .*, "
+                                                      "not .*; nothing was touched"):
+            outputs.check_output(str(target), kind=kind, overwrite=True)
+    assert outputs.check_output(str(target), kind=outputs.MODEL_DIRECTORY, overwrite=True)
+    outputs.write_marker(str(target), "compressed tflite")          # compress, before kinds
+    assert outputs.check_output(str(target), kind="tflite export", overwrite=True)
+    outputs.write_marker(str(target), "wordpiece vocabulary")
+    assert outputs.check_output(str(target), kind="sentencepiece vocabulary", overwrite=True)
+    (target / outputs.MARKER_FILE).write_text("{not json")
+    with pytest.raises(outputs.OutputError, match="records no kind"):
+        outputs.check_output(str(target), kind=outputs.MODEL_DIRECTORY, overwrite=True)
+
+
+def _in_mount_namespace(script: str) -> subprocess.CompletedProcess:
+    """``script`` (bash) in a private mount namespace (``unshare -m``: its mounts vanish
+    with it); skips where this machine cannot make one."""
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"no mount namespace here (unshare -m: {probe.stderr.decode().strip()})")
+    return subprocess.run(["unshare", "-m", "bash", "-c", script], capture_output=True,
+                          text=True)
+
+
+def test_read_only_and_full_storage_are_refused_before_any_work(tmp_path):
+    """A read-only file system (a bind mount, remounted read-only) is refused by the
+    checks of every output, run directories included, naming the path; a full disk (a
+    64 KiB tmpfs) is one line from `storage_problem` naming the file."""
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "full").mkdir()
+    code = (
+        "import errno, os, sys\n"
+        "from albert_tf import outputs\n"
+        f"ro, full = {str(tmp_path / 'ro')!r}, {str(tmp_path / 'full')!r}\n"
+        "for check in (lambda: outputs.check_output(ro + '/export', kind='tflite export'),\n"
+        "              lambda: outputs.check_run_directory(ro + '/runs/x', kind='finetune run'),\n"
+        "              lambda: outputs.check_location(ro)):\n"
+        "    try:\n"
+        "        check(); print('NOT REFUSED')\n"
+        "    except outputs.OutputError as e:\n"
+        "        print('refused:', e)\n"
+        "try:\n"
+        "    with outputs.staged_output(full + '/export', kind='test') as stage:\n"
+        "        with open(stage + '/big', 'wb') as f:\n"
+        "            f.write(b'x' * 200000)\n"
+        "except outputs.OutputError as e:\n"
+        "    print('full:', e, os.listdir(full))\n")
+    script = (f"mount --bind {tmp_path / 'ro'} {tmp_path / 'ro'} && "
+              f"mount -o remount,bind,ro {tmp_path / 'ro'} && "
+              f"mount -t tmpfs -o size=64k tmpfs {tmp_path / 'full'} && "
+              f"{sys.executable} {tmp_path / 'check.py'}")
+    (tmp_path / "check.py").write_text(code)
+    done = _in_mount_namespace(script)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4 and "NOT REFUSED" not in done.stdout, done.stdout
+    for line in lines[:3]:
+        assert line.startswith("refused:") and "Read-only file system" in line, line
+        assert str(tmp_path / "ro") in line and "nothing was written" in line
+    assert lines[3].startswith(f"full: --output={tmp_path / 'full' / 'export'}: cannot write"), \
+        lines[3]
+    assert "the disk is full" in lines[3] and lines[3].endswith(" []"), lines[3]  # no stage left
+    assert os.listdir(tmp_path / "ro") == []
 
 
 # ---------------------------------------------------------------- the real commands

@@ -92,7 +92,7 @@ JOBS = [
         ("--to=keras_hub", "--input=model", "--output_dir=keras_hub"), "wrote keras_hub"),
     Job("saved_model_cli_run", "albert-tf-saved-model-cli",
         ("run", "--dir", "serving/sst2/1", "--tag_set", "serve", "--signature_def",
-         "serving_default", "--input_exprs", 'text=["a gorgeous film", ""]'),
+         "serving_default", "--input_exprs", 'text=["a gorgeous film", "flat"]'),
         "Result for output key probabilities", needs=("export_saved_model",)),
     Job("train_spm", "albert-tf-train-spm",
         ("--input=corpus.txt", "--model_prefix=spm/sp", "--vocab_size=400"),

@@ -115,7 +115,7 @@ def test_bad_input_is_one_line(tmp_path, imdb):
                      f"--output={tmp_path}/out")
     assert result.returncode == 1 and not (tmp_path / "out").exists()
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("train_vocab.py: error: no text to train on")
+    assert len(lines) == 1 and lines[0].startswith("albert-tf-train-vocab: error: no text to train on")
     missing = _binary("train_vocab", f"--input={tmp_path}/small.txt")
     assert "error: required: --type, --output" in missing.stderr
 

@@ -271,10 +271,11 @@ def test_evaluator_reads_a_labeled_test_split_and_rejects_an_unlabeled_one(data_
     (glue / "train.tsv").write_text("sentence\tlabel\ngood .\t1\n")
     (glue / "dev.tsv").write_text("sentence\tlabel\nbad .\t0\n")
     (glue / "test.tsv").write_text("index\tsentence\n0\tfine .\n")
-    with pytest.raises(SystemExit, match="test split of 'sst2'.*has no labels"):
+    from albert_tf.data.task_data import TaskDataError
+    with pytest.raises(TaskDataError, match="test split of 'sst2'.*has no labels"):
         evaluate.load_split("sst2", str(tmp_path), "test")
     assert evaluate.load_split("sst2", str(tmp_path), "dev")[2] == ["0"]
-    with pytest.raises(SystemExit, match="--split='train'"):
+    with pytest.raises(TaskDataError, match="--split='train'"):
         evaluate.load_split("sst2", str(tmp_path), "train")
 
 

@@ -140,7 +140,8 @@ def test_a_killed_worker_then_a_preemption_notice_each_stop_and_restarts_resume(
     assert 2 * INTERVAL <= last < STEPS - 3 * INTERVAL     # room for the second stop
     assert chief_code == RESTART_EXIT_CODE, chief_err[-3000:]
     line = chief_err.strip().splitlines()[-1]
-    assert line.startswith("stopped: worker lost: /job:worker/replica:0/task:1"), line
+    assert line.split(": ", 1)[1].startswith("stopped: worker lost: "
+                                             "/job:worker/replica:0/task:1"), line
     assert f"ckpt-{last}" in line and "same command" in line
     assert not os.path.exists(os.path.join(model_dir, "final"))
 
@@ -151,8 +152,8 @@ def test_a_killed_worker_then_a_preemption_notice_each_stop_and_restarts_resume(
     for code, _, err in results:
         assert code == RESTART_EXIT_CODE, err[-3000:]
         line = err.strip().splitlines()[-1]
-        assert line.startswith("stopped: preemption notice (SIGTERM): saved a checkpoint "
-                               "at step "), line
+        assert line.split(": ", 1)[1].startswith("stopped: preemption notice (SIGTERM): "
+                                                 "saved a checkpoint at step "), line
         saved.append(int(line.split("at step ")[1].split()[0]))
     # Both workers saved at the step they agreed on, which need not be a periodic one.
     assert saved[0] == saved[1] == preempted.checkpoint_step()

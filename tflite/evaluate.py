@@ -1,13 +1,15 @@
-"""Score any exported ``.tflite`` on a task's dev set (accuracy, or the task's metric).
+"""albert-tflite-evaluate: score an export (TFLite, ONNX, OpenVINO) on a task's dev set.
 
-    albert-tflite-evaluate --model=edge/sst2_int8 --task=sst2 [--data_dir=DIR]
-        # --data_dir defaults to $ALBERT_TF_DATA_DIR
-    python -m albert_tflite.evaluate --model=edge/sst2_text --task=sst2 --json=scores.json
-    albert-tflite-evaluate --model=edge/final --task=sst2 --split=test   # once, at the end
+    albert-tflite-evaluate --model=edge/sst2_int8 --task=sst2    # --data_dir: $ALBERT_TF_DATA_DIR
+    albert-tflite-evaluate --model=edge/sst2_int8 --model=server/sst2_ort --model=server/sst2_ir \\
+        --task=sst2 --json=scores.json      # several exports, one JSON list
+    albert-tflite-evaluate --model=edge/sst2_int8 --task=sst2 --split=test   # once, at the end
 
 Classification: accuracy (and Matthews correlation for CoLA); regression: Pearson and
 Spearman. The dev split by default; ``--split=test`` is for the final report of a model
-chosen on dev (`albert_tf.pipeline.driver` does this once), never for choosing.
+chosen on dev (`albert_tf.pipeline.driver` does this once), never for choosing. A model
+trained on another task than ``--task`` (its metadata.json's ``task``) is refused unless
+``--allow_task_mismatch``.
 
 The CLI of `albert_tf.export.evaluate` (``python -m albert_tf.export.evaluate`` takes the
 same flags), which holds the evaluation; its names are re-exported here.
@@ -17,9 +19,17 @@ from __future__ import annotations
 
 import sys
 
-from albert_tf.export.evaluate import SPLITS, evaluate, load_split, main, open_runner, score
+from albert_tf.export import evaluate as _cli
+from albert_tf.export.evaluate import (SPLITS, check_task, evaluate, load_split, open_runner,
+                                       score)
 
-__all__ = ["SPLITS", "evaluate", "load_split", "main", "open_runner", "score"]
+__all__ = ["SPLITS", "check_task", "evaluate", "load_split", "main", "open_runner", "score"]
+
+
+def main(argv=None) -> int:
+    """``albert-tflite-evaluate``: `albert_tf.export.evaluate.main` with this docstring (its
+    examples) as ``--help``."""
+    return _cli.main(argv, doc=__doc__)
 
 
 if __name__ == "__main__":

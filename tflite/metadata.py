@@ -1,12 +1,14 @@
-"""Write (or show) the metadata a mobile app needs next to a ``.tflite`` model.
+"""albert-tflite-metadata: write (or show) the metadata a mobile app needs next to a ``.tflite``.
 
-    python -m albert_tflite.metadata --model=qat/model_qat.tflite --model_dir=runs/sst2 \\
-        --quantization=qat        # writes metadata.json, the vocabulary, labels.txt beside it
-    python -m albert_tflite.metadata --model=edge/sst2_int8 --show
+    albert-tflite-metadata --model=edge/sst2_int8 --show     # print its metadata.json
+    albert-tflite-metadata --model=converted/model.tflite --model_dir=runs/sst2/best \\
+        --quantization=int8    # [not run: a .tflite converted elsewhere, not in the tour]
+        # writes metadata.json, the vocabulary and labels.txt beside the .tflite
 
-``albert-tf-export --format=tflite`` already writes these files; this tool is for models
-converted elsewhere (e.g. by the compression tools). It reads the signatures and op types
-from the flatbuffer and the task, labels and vocabulary from the model directory.
+``albert-tf-export --format=tflite`` and ``albert-tf-compress`` already write these files;
+this tool is for models converted elsewhere, from an albert-tf model directory. It reads the
+signatures and op types from the flatbuffer and the task, labels and vocabulary from the
+model directory (``--show`` reads the metadata of a TFLite, ONNX or OpenVINO export).
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ def _show(model: str) -> dict:
     return read_metadata(model, formats[kind])
 
 
+@cli.guarded
 def main(argv: Iterable[str] | None = None) -> int:
     from albert_tf import user_inputs
-    parser = user_inputs.ArgumentParser(description="TFLite model metadata for mobile apps.")
+    parser = user_inputs.ArgumentParser(doc=__doc__)
     parser.add_argument("--model", required=True, help=".tflite path (or export dir with --show)")
     parser.add_argument("--model_dir", help="the albert-tf model directory it was exported from")
     parser.add_argument("--vocab_file", help="default: the model directory's vocab.model "

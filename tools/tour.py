@@ -6,6 +6,8 @@
     python3 tools/tour.py WHEEL --venv=/tmp/tour-venv --keep       # reuse a venv, keep the dir
     python3 tools/tour.py WHEEL --venv=/tmp/tour-venv --install-only   # step 1 alone (.ci/run)
     python3 tools/tour.py WHEEL --newest     # CI: then the newest-in-range smoke (step 6)
+    python3 tools/tour.py WHEEL --help-examples   # .ci/run full: then every --help example (7)
+    python3 tools/tour.py --venv=V --examples-in=KEPT/tour [--examples-of=albert-tf-export]
 
 1. Installs the wheel into a fresh virtualenv with plain pip, at the versions of
    constraints.txt, with the extras the tour needs (`EXTRAS`), as the README installs it.
@@ -40,6 +42,13 @@
    offline, in fresh directories holding copies of what they read, and no runtime may be
    skipped. A failure there means a range admits a version that breaks: fix it or cap the
    range in setup.py, with the reason in a comment.
+
+7. With ``--help-examples`` (`.ci/run full`), after the tour and before step 6: every
+   example of every console script's ``--help`` runs in a copy of the tour's directory
+   (`run_help_examples`; what an example is, what it must do, how it is capped or skipped:
+   the comment above `HELP_ORDER`). ``--examples-in=DIR`` runs them alone, on a tour
+   directory kept with ``--keep``, with ``--venv``'s commands (an editable install's
+   too); ``--examples-of`` picks console scripts. About 13 min on 2 cores (docs/setup.md).
 
 `lint` checks the extraction without running anything (tests/test_tour.py): every
 command starts with an installed console script (or ``python``), names shipped configs,
@@ -84,9 +93,12 @@ OUTPUT_FLAGS = {
     "albert-tf-export": ("output",),
     "albert-tf-benchmark": ("output_dir",),
     "albert-tf-create-pretraining-data": ("output_file", "summary_file"),
-    "albert-tf-train-vocab": ("output_dir", "model_prefix"),
+    "albert-tf-train-vocab": ("output", "model_prefix"),
+    "albert-tf-train-spm": ("output", "model_prefix"),
     "albert-tf-run": ("output_dir",),
     "albert-tflite-evaluate": ("json",),
+    "albert-tflite-benchmark": ("json",),
+    "albert-tflite-run": ("output_file",),
 }
 # A command may also start with the venv's Python (the API, the ONNX / OpenVINO runners).
 PYTHON = "python"
@@ -110,6 +122,7 @@ class Command:
     step: str       # the bold step title before its block, e.g. "1. A model"
     text: str       # the command as bash runs it
     line: int       # its first line in the README (1-based)
+    source: str = "README.md"   # where it is written (a --help example: "PROGRAM --help")
 
     @property
     def words(self) -> list[str]:
@@ -198,8 +211,18 @@ def console_scripts(setup_py: str = os.path.join(ROOT, "setup.py")) -> set[str]:
 
 
 def _is_relative_path(value: str) -> bool:
+    """A relative path (not a ``key=value`` override, a variable, a URL or an option)."""
     return ("/" in value and not value.startswith(("/", "$", "~", "-", "http:", "https:"))
-            and " " not in value)
+            and " " not in value and "=" not in value)
+
+
+def _written_before(path: str, written: list[str]) -> bool:
+    """``path`` is, or lies in, a path written earlier; a glob pattern, when a written path
+    and the pattern's fixed start extend one another (``out.tfrecord`` is written as
+    ``out.tfrecord-00000-of-00002``)."""
+    stem = path.split("*", 1)[0]
+    return any(path == w or path.startswith(w + os.sep)
+               or ("*" in path and (w.startswith(stem) or stem.startswith(w))) for w in written)
 
 
 def written_paths(command: Command) -> list[str]:
@@ -227,7 +250,7 @@ def lint(commands: list[Command], scripts: set[str], experiments: set[str]) -> l
     if not commands:
         return [f"no {TOUR_LANGUAGE} block in the {TOUR_HEADING!r} section"]
     for c in commands:
-        where = f"README.md:{c.line}: {c.program}"
+        where = f"{c.source}:{c.line}: {c.program}"
         if c.program != PYTHON and c.program not in scripts:
             problems.append(f"{where}: not a console script of setup.py (nor {PYTHON})")
         if "--overwrite" in c.text:
@@ -237,7 +260,7 @@ def lint(commands: list[Command], scripts: set[str], experiments: set[str]) -> l
             if value and "/" not in value and value.removesuffix(".yaml") not in experiments:
                 problems.append(f"{where}: --{name}={value} is not a shipped experiment")
         for path in read_paths(c):
-            if not any(path == w or path.startswith(w + os.sep) for w in written):
+            if not _written_before(path, written):
                 problems.append(f"{where}: reads {path}, which no earlier tour command writes")
         written += written_paths(c)
     return problems
@@ -464,6 +487,194 @@ def newest_smoke(wheel: str, venv: str, commands: list[Command], tour_dir: str, 
     return True, seconds
 
 
+# ------------------------------------------------------------------------ help examples
+# `--help-examples` (`.ci/run full`; `--examples-in=DIR` on a kept tour): every example of
+# every console script's ``--help`` runs after the tour, in a copy of the tour's directory
+# (its layout: runs/sst2, runs/sst2/best, hf/, models/, runs/sst2_pruned, serving/, edge/,
+# server/), offline, as the tour's commands do. An example is a line of the help text that
+# starts (after its indentation) with the command's name and a space, with its ``\``
+# continuations joined as bash joins them; the examples run command by command in
+# `HELP_ORDER` (so one command's examples may read what an earlier one's wrote: the pretrain
+# example reads create-pretraining-data's records), each in the order of its help text.
+# Each must exit 0 without a traceback, and the commands of `WROTE` must end with the line
+# that says where they wrote. An example that needs the network or data not in the tour's
+# layout carries `NOT_RUN` (``[not run: REASON]`` in its comment): it is skipped with the
+# reason printed; at most `MAX_NOT_RUN` of them (tests/test_help_examples.py). Commands that
+# train or time get `HELP_CAPS` appended (absl and argparse: the last value wins), which
+# bounds them: about 13 min on 2 cores for the 46 examples run (docs/setup.md), most of it
+# compress, albert-tf-benchmark, the two albert-tf-run smokes and finetune.
+HELP_ORDER = (
+    "albert-tf-info", "albert-tf-train-vocab", "albert-tf-train-spm",
+    "albert-tf-create-pretraining-data", "albert-tf-pretrain", "albert-tf-finetune",
+    "albert-tf-convert", "albert-tf-compress", "albert-tf-export", "albert-tf-saved-model-cli",
+    "albert-tflite-run", "albert-tflite-evaluate", "albert-tflite-benchmark",
+    "albert-tflite-metadata", "albert-tf-benchmark", "albert-tf-run")
+NOT_RUN = re.compile(r"\[not run: ([^\]]+)\]")
+MAX_NOT_RUN = 4
+# albert-tf-run's pipelines as a smoke (~1 min each): 500 reviews, one model, a few steps,
+# no compression (the compress examples run it), one export.
+RUN_SMOKE = ("vocabulary.input=[],corpus.max_documents=500,corpus.heldout_documents=20,"
+             "pretrain.models=[albert_mini],pretrain.learning_rates={},"
+             "pretrain.max_steps_per_model={},pretrain.max_steps=5,"
+             "pretrain.validation_interval=5,pretrain.warmup_steps=1,finetune.max_steps=10,"
+             "finetune.validation_interval=10,finetune.warmup_steps=1,"
+             "compress.models=[],compress.prune_sparsities=[],compress.structured=false,"
+             "compress.distill=false,compress.qat=false,export.quantizations=[dynamic],"
+             "export.timing_seconds=0.1")
+HELP_CAPS = {
+    "albert-tf-pretrain": ("--num_train_steps=20",),
+    "albert-tf-finetune": ("--num_train_steps=20",),
+    "albert-tf-compress": ("--num_train_steps=5",),
+    "albert-tf-train-vocab": ("--input_sentence_size=20000",),
+    "albert-tf-train-spm": ("--input_sentence_size=20000",),
+    "albert-tf-benchmark": ("--min_seconds=0.2",),
+    "albert-tflite-benchmark": ("--min_seconds=0.2", "--runs=5"),
+    "albert-tf-run": (f"--params_override={RUN_SMOKE}",),
+}
+# The long commands end by saying where they wrote (the last line of stdout).
+WROTE = {program: re.compile(r"\bwrote ") for program in (
+    "albert-tf-benchmark", "albert-tf-compress", "albert-tf-export", "albert-tf-convert",
+    "albert-tf-finetune", "albert-tf-pretrain", "albert-tf-create-pretraining-data")}
+WROTE["albert-tf-run"] = re.compile(r"^report: ")
+
+
+def help_examples(program: str, help_text: str) -> list[Command]:
+    """The examples of ``program``'s ``--help`` text (see `HELP_ORDER`'s comment), as
+    commands (``step``: the program; ``line``: the example's line in the help text)."""
+    lines, examples, i = help_text.splitlines(), [], 0
+    while i < len(lines):
+        line, number = lines[i], i + 1
+        i += 1
+        words = line.split(None, 1)
+        if not line[:1].isspace() or not words or words[0] != program:
+            continue
+        text = line.strip()
+        while text.endswith("\\") and i < len(lines):
+            text, i = text[:-1] + lines[i], i + 1      # bash: backslash-newline vanishes
+        examples.append(Command(program, text.strip(), number, f"{program} --help"))
+    return examples
+
+
+def without_comment(text: str) -> str:
+    """``text`` up to its comment: a ``#`` starting a word outside quotes."""
+    quote = None
+    for i, char in enumerate(text):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or text[i - 1].isspace()):
+            return text[:i].rstrip()
+    return text
+
+
+def not_run(command: Command) -> str | None:
+    """Why the harness skips an example (its `NOT_RUN` marker), or None."""
+    found = NOT_RUN.search(command.text)
+    return found.group(1) if found else None
+
+
+def capped(command: Command) -> Command:
+    """The example as the harness runs it: without its comment, `HELP_CAPS` appended."""
+    text = " ".join([without_comment(command.text), *HELP_CAPS.get(command.program, ())])
+    return Command(command.step, text, command.line, command.source)
+
+
+def entry_points(setup_py: str = os.path.join(ROOT, "setup.py")) -> dict[str, str]:
+    """``{console script: the file of its module}`` from setup.py's ``CONSOLE_SCRIPTS``."""
+    with open(setup_py, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    scripts = next(ast.literal_eval(node.value) for node in tree.body
+                   if isinstance(node, ast.Assign)
+                   and any(getattr(t, "id", None) == "CONSOLE_SCRIPTS" for t in node.targets))
+    files = {}
+    for entry in scripts:
+        name, target = (part.strip() for part in entry.split("="))
+        parts = target.split(":")[0].split(".")
+        parts = ["tflite", *parts[1:]] if parts[0] == "albert_tflite" else parts
+        files[name] = os.path.join(ROOT, *parts) + ".py"
+    return files
+
+
+def documented_examples() -> dict[str, list[Command]]:
+    """Every console script's examples, read from its module docstring (what its ``--help``
+    prints above the flags: `albert_tf.cli.run_app`, ``user_inputs.ArgumentParser(doc=)``)
+    without running anything."""
+    examples = {}
+    for program, path in entry_points().items():
+        with open(path, encoding="utf-8") as f:
+            examples[program] = help_examples(program, ast.get_docstring(ast.parse(f.read()),
+                                                                          clean=False) or "")
+    return examples
+
+
+def lint_examples(tour: list[Command], examples: dict[str, list[Command]]) -> list[str]:
+    """Problems of the help examples, one line each: every console script has examples and
+    a place in `HELP_ORDER`; the examples to run, after the tour, in that order, pass
+    `lint` (shipped configs, reading only what the tour or an earlier example wrote) and
+    use relative paths; at most `MAX_NOT_RUN` are skipped."""
+    problems = [f"{p}: no example in its --help" for p, found in examples.items() if not found]
+    problems += [f"{p}: not in HELP_ORDER" for p in examples if p not in HELP_ORDER]
+    ordered = [c for p in HELP_ORDER for c in examples.get(p, [])]
+    skipped = [c for c in ordered if not_run(c)]
+    if len(skipped) > MAX_NOT_RUN:
+        problems.append(f"{len(skipped)} examples are marked [not run: ...] (at most "
+                        f"{MAX_NOT_RUN}): " + "; ".join(c.text for c in skipped))
+    to_run = [capped(c) for c in ordered if not not_run(c)]
+    problems += [f"{c.program} --help: {c.text}: an absolute path (/tmp/...); use the tour's "
+                 "layout" for c in to_run if re.search(r"(^|[\s=])/tmp/", c.text)]
+    problems += lint(tour + to_run, console_scripts(), experiment_names())
+    return problems
+
+
+def run_help_examples(tour_dir: str, work: str, env: dict, prefix: list[str],
+                      programs: tuple[str, ...] = HELP_ORDER) -> bool:
+    """The ``--help`` examples of ``programs`` (every console script), run in a copy of
+    ``tour_dir`` (see `HELP_ORDER`'s comment); prints each with its time, the skipped ones
+    with their reason, and the total; True when all passed."""
+    cwd = os.path.join(work, "help-examples")
+    shutil.copytree(tour_dir, cwd, symlinks=True)
+    start, timed, failures = time.monotonic(), [], []
+    for program in (p for p in HELP_ORDER if p in programs):
+        shown = run_command(Command("help", f"{program} --help", 0), cwd, env, prefix)
+        examples = help_examples(program, shown.stdout + shown.stderr)
+        if shown.returncode or not examples:
+            failures.append(f"{program} --help: exit {shown.returncode}, "
+                            f"{len(examples)} examples")
+        for example in examples:
+            reason = not_run(example)
+            if reason:
+                _say(f"SKIPPED ({reason}): {example.text}")
+                continue
+            command = capped(example)
+            _say(f"$ {command.text}")
+            result = run_command(command, cwd, env, prefix)
+            timed.append(result)
+            failures += [f"{command.text}: {p}" for p in example_problems(result)]
+    print("\nThe --help examples (wall seconds):")
+    for r in timed:
+        text = r.command.text if len(r.command.text) <= 110 else r.command.text[:107] + "..."
+        print(f"  {r.seconds:6.1f}  {'ok  ' if not example_problems(r) else 'FAIL'}  {text}")
+    _say(f"--help examples: {len(timed)} run in {_minutes(time.monotonic() - start)}; "
+         f"{len(failures)} failed")
+    for failure in failures:
+        _say(f"FAILED: {failure}")
+    return not failures
+
+
+def example_problems(result: Result) -> list[str]:
+    """What is wrong with one example's run: an exit status, a traceback, no last line
+    saying where it wrote (`WROTE`)."""
+    problems = [f"exit {result.returncode}"] if result.returncode else []
+    if "Traceback (most recent call last)" in result.stdout + result.stderr:
+        problems.append("a Python traceback")
+    wrote = WROTE.get(result.command.program)
+    last = ([line for line in result.stdout.splitlines() if line.strip()] or [""])[-1]
+    if wrote and not result.returncode and not wrote.search(last):
+        problems.append(f"the last line does not say where it wrote: {last!r}")
+    return problems
+
+
 # Checks of the installed wheel that are not tour commands (from the wheel smoke test).
 CHECKS = [
     ("the Python API and the edge tools import from the installed wheel",
@@ -500,18 +711,31 @@ def main(argv=None) -> int:
                         "virtualenv (--venv's too) to the newest versions setup.py's ranges "
                         f"allow, with [{NEWEST_EXTRAS}], and run the wheel checks and the "
                         "benchmark commands again (CI)")
+    parser.add_argument("--help-examples", action="store_true", help="after the tour, run "
+                        "every example of every console script's --help in a copy of the "
+                        "tour's directory (HELP_ORDER; `.ci/run full`)")
+    parser.add_argument("--examples-in", metavar="TOUR_DIR", help="skip the tour: run the "
+                        "--help examples in a copy of TOUR_DIR, a tour directory kept with "
+                        "--keep (tour/ in the printed directory), with --venv's commands")
+    parser.add_argument("--examples-of", metavar="PROGRAMS", help="only these console "
+                        "scripts' examples (comma-separated; they may read what the others "
+                        "write)")
     args = parser.parse_args(argv)
 
     with open(README, encoding="utf-8") as f:
         commands = extract(f.read())
     problems = lint(commands, console_scripts(), experiment_names())
+    if args.help_examples or args.examples_in:
+        problems += lint_examples(commands, documented_examples())
     if args.list or problems:
         for c in commands:
             print(f"README.md:{c.line} [{c.step}] {c.text}")
         for p in problems:
             print(f"tour: {p}", file=sys.stderr)
         return 1 if problems else 0
-    if not args.wheel:
+    if args.examples_in and not (args.venv and os.path.isdir(args.examples_in)):
+        parser.error("--examples-in needs a kept tour directory and the --venv it ran with")
+    if not args.wheel and not args.examples_in:
         parser.error("the wheel to install is required (make tour builds it)")
     if args.install_only and not args.venv:
         parser.error("--install-only needs --venv (where the tour will find the venv)")
@@ -546,6 +770,10 @@ def main(argv=None) -> int:
         _say("offline: " + ("a network namespace of its own (unshare --net)" if prefix else
                             "no network namespace here; HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, "
                             "PIP_NO_INDEX set"))
+        programs = tuple(args.examples_of.split(",")) if args.examples_of else HELP_ORDER
+        if args.examples_in:
+            return 0 if run_help_examples(os.path.abspath(args.examples_in), work, env,
+                                          prefix, programs) else 1
 
         check_dir = os.path.join(work, "checks")
         os.makedirs(check_dir)
@@ -592,6 +820,9 @@ def main(argv=None) -> int:
         print(f"Virtualenv: {_minutes(install_s)}; wheel checks: {_minutes(checks_s)}; "
               f"tour: {len(results)} commands in {_minutes(tour_s)} "
               f"(budget {_minutes(TOUR_BUDGET_S)}{'' if tour_s <= TOUR_BUDGET_S else ': OVER'})")
+        if args.help_examples and not run_help_examples(tour_dir, work, env, prefix,
+                                                        programs):
+            return 1
         if args.newest:
             passed, seconds = newest_smoke(os.path.abspath(args.wheel), venv, commands,
                                            tour_dir, work, env, prefix)

@@ -49,6 +49,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
+from albert_tf import cli
 from albert_tf.data.task_data import expected_glue_file   # no TensorFlow
 from albert_tf.export import formats   # no TensorFlow
 from albert_tf.export import metadata as meta_lib   # no TensorFlow
@@ -415,7 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = measure(args.model, sentences, labels, args.threads, args.min_seconds,
                          args.min_passes, runner=runner, label=args.label)
     except EndToEndError as e:
-        print(f"error: {e}", file=sys.stderr)
+        cli.error(e)
         return 2
     json.dump(dict(result.summary(), dev_file=dev_file, peak_rss_mib=peak_rss_mib(),
                    imported_tensorflow="tensorflow" in sys.modules), sys.stdout)

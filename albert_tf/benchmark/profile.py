@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from albert_tf import cli
+
 # (category, regular expression on the symbol), first match wins; order matters.
 CATEGORIES: tuple[tuple[str, str], ...] = (
     # LiteRT's builtin sparse FULLY_CONNECTED (weights stored sparse, no XNNPACK): NEON
@@ -196,15 +198,15 @@ def main(argv: list[str] | None = None) -> int:
     batch, seq = (int(v) for v in args.shape.lower().split("x"))
     artifact = args.artifact.format(batch=batch, seq=seq)
     if not os.path.exists(artifact):
-        print(f"error: --artifact={artifact} does not exist; pass a model file (or, for "
-              "tflite, a path with {batch} and {seq}) that albert-tf-benchmark or "
-              "albert-tf-export wrote.", file=sys.stderr)
+        cli.error(f"--artifact={artifact} does not exist; pass a model file (or, for "
+                  "tflite, a path with {batch} and {seq}) that albert-tf-benchmark or "
+                  "albert-tf-export wrote.")
         return 2
     try:
         profile, timed = profile_worker(args.runtime, args.artifact, (batch, seq),
                                         args.vocab_size, args.threads, args.seconds)
     except PerfUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
+        cli.error(e)
         return 2
     print(f"median {timed['results'][0]['median_ms']:.1f} ms under the profiler")
     print(profile.table(f"{args.runtime} {args.artifact} {batch}x{seq}"))

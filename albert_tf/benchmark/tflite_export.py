@@ -31,7 +31,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from albert_tf import cli
+from albert_tf import cli, outputs
 from albert_tf.export.metadata import read_metadata
 from albert_tf.export.tflite_runner import make_interpreter, model_file, uses_xnnpack
 
@@ -101,11 +101,14 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
     return results
 
 
-def main(argv: Iterable[str] | None = None) -> int:
+@cli.guarded
+def main(argv: Iterable[str] | None = None, doc: str | None = None) -> int:
+    """The CLI (``doc``: the ``--help`` text, `albert_tflite.benchmark`'s docstring)."""
     from albert_tf import user_inputs
     argv = list(argv) if argv is not None else None
     cli.quiet_startup(argv)   # TensorFlow's start-up logs only with --verbose
-    parser = user_inputs.ArgumentParser(description="Latency/throughput of TFLite models.")
+    parser = user_inputs.ArgumentParser(description="Latency/throughput of TFLite models.",
+                                        doc=doc)
     parser.add_argument("--model", required=True, action="append",
                         help="export directory or .tflite (repeatable)")
     parser.add_argument("--threads", type=int, default=2, help="interpreter threads")
@@ -115,7 +118,9 @@ def main(argv: Iterable[str] | None = None) -> int:
                         help="keep timing until the timed runs took this long")
     parser.add_argument("--signature", action="append", help="only these signatures")
     parser.add_argument("--no_xnnpack", action="store_true", help="builtin kernels only")
-    parser.add_argument("--json", default=None, help="write the results here")
+    parser.add_argument("--json", default=None, help="write the results here (a new file, or "
+                        "--overwrite)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --json")
     cli.add_verbose_argument(parser)
     args = parser.parse_args(argv)
     cli.quiet_logs([] if not args.verbose else ["--verbose"])
@@ -126,6 +131,8 @@ def main(argv: Iterable[str] | None = None) -> int:
             user_inputs.edge_export(model, formats=("tflite",), other_formats=(
                 "time ONNX Runtime and OpenVINO on the same model with albert-tf-benchmark "
                 "--model_dirs=<its model directory> --runtimes=ort_none,ort_int8,ir_none,ir_int8"))
+        if args.json:
+            outputs.check_output_file(args.json, overwrite=args.overwrite, flag="--json")
     except ValueError as e:
         parser.error(str(e))
     rows = []
@@ -145,8 +152,8 @@ def main(argv: Iterable[str] | None = None) -> int:
                   f"{r['p90_ms']:8.2f} {r['min_ms']:8.2f} {r['sequences_per_s']:8.1f}",
                   flush=True)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(rows, f, indent=2)
+        outputs.write_text(args.json, json.dumps(rows, indent=2))
+        print(f"wrote {args.json}")
     return 0
 
 

@@ -1,26 +1,30 @@
 """albert-tf-benchmark: CPU inference of ALBERT vs BERT at every size, our artifacts vs
 PyTorch, ONNX Runtime and OpenVINO on the same weights, against the CPU's measured peak.
 
-    albert-tf-benchmark --quick                      # ~ albert_base vs bert_base, b1 x s128
-    albert-tf-benchmark --models=albert_base,albert_large,albert_xlarge,albert_xxlarge,\\
-        bert_base,bert_large --shapes=1x16,1x32,1x128,32x128,1x384,32x384
-    albert-tf-benchmark --model_dirs=runs/quick/finetune/albert_small/best
-    albert-tf-benchmark --sst2_end_to_end --shapes= --models=albert_base \
-        --model_dirs=runs/quick/finetune/albert_small/best --runtimes=tflite_dynamic
-    albert-tf-benchmark --compressed --data_dir=/data   # sparse / 4-bit vs dense int8
+    albert-tf-benchmark --models= --model_dirs=runs/sst2/best --shapes=1x64 \\
+        --runtimes=tflite_dynamic,tflite_int8,ort_int8 --output_dir=bench/sst2   # the tour's model
+    albert-tf-benchmark --models=albert_mini,bert_mini --shapes=1x32,1x128 \\
+        --runtimes=tflite_dynamic,ort_int8,torch_int8 --output_dir=bench/mini   # ALBERT vs BERT
+    albert-tf-benchmark --sst2_end_to_end --shapes= --models= --model_dirs=runs/sst2/best \\
+        --runtimes=tflite_dynamic --output_dir=bench/sst2_e2e   # SST-2 dev, raw text in
+    albert-tf-benchmark --compressed --models=albert_mini --shapes=1x64 --sparsities=0.9 \\
+        --patterns=1x16 --structured=ffn50 --output_dir=bench/compressed   # sparse / 4-bit vs int8
 
-Writes report.md, results.json and latency_vs_flops.png to --output_dir. With
---sst2_end_to_end also SST-2 dev end to end (raw text in, labels out: all 872 dev
-sentences, tokenized, bucketed by length, batched; sentences/s and, for SST-2 finetuned
-model directories, accuracy), per TFLite quantization and batch size; --shapes= (empty)
-skips the per-shape latency runs.
+--quick is the standard comparison: albert_base vs bert_base, batch 1 x seq 128, our int8
+artifacts vs the peers (~7 min on 2 cores); without --models every official size is timed
+(albert_base to albert_xxlarge, bert_base, bert_large: hours), at the --shapes of the full
+grid (1x16 to 32x384). Writes report.md, results.json and latency_vs_flops.png to
+--output_dir (default runs/benchmark), and says so at the end. With --sst2_end_to_end also
+SST-2 dev end to end (raw text in, labels out: all 872 dev sentences, tokenized, bucketed by
+length, batched; sentences/s and, for SST-2 finetuned model directories, accuracy), per
+TFLite quantization and batch size; --shapes= (empty) skips the per-shape latency runs.
 
 A runtime whose Python package is not installed is skipped with one line naming the
 package and the pip command (the peers: ``pip install 'albert-tf[peers]'``); the report
 lists it under "skipped", and says so when no peer ran at all.
 
-With --compressed (issue #28; albert_tf/benchmark/compressed.py): per model (default
-albert_base, bert_base) and shape (default 1x128), our dense int8 targets (the fastest is the
+With --compressed (albert_tf/benchmark/compressed.py): per model (default albert_base,
+bert_base) and shape (default 1x128), our dense int8 targets (the fastest is the
 baseline), the 4-bit ones, and copies of the model pruned by magnitude to each --patterns x
 --sparsities on the targets whose sparse kernels run that pattern, and copies made
 physically smaller by --structured recipes (heads50_ffn50: half the heads and FFN neurons
@@ -323,6 +327,8 @@ def main(argv: list[str]) -> None:
         meta["sst2_end_to_end"] = ("official configs: their random encoder + a random 2-class "
                                    "head (accuracy n/a); --model_dirs: their trained weights")
     print(write_report(FLAGS.output_dir, rows, meta, end_to_end=e2e_rows, profiles=profiles))
+    print(f"wrote {os.path.join(FLAGS.output_dir, 'report.md')} and results.json, the plots "
+          f"and artifacts/ beside it", flush=True)
     for runtime, why in failed.items():   # last: the lines a reader of the end looks for
         print(f"FAILED: {runtime} ({why}); its rows are left out, the others stand "
               f"(logs: {os.path.join(work, '<model>', 'logs')})", flush=True)
@@ -363,6 +369,8 @@ def _compressed(the_plan, to_time, shapes, sparsities, patterns, work, data_dir,
     print(compressed.write_report(FLAGS.output_dir, rows, meta), flush=True)
     for key, value in meta.items():
         print(f"{key}: {value}", flush=True)
+    print(f"wrote {os.path.join(FLAGS.output_dir, 'compressed.md')} and compressed.json",
+          flush=True)
     return 1 if failed else 0
 
 

@@ -1,23 +1,32 @@
 """albert-tf-compress: prune, quantize (QAT), distill or structurally prune a finetuned model.
 
-    albert-tf-compress --init_model=/tmp/sst2/best --model_dir=/tmp/sst2_pruned \\
-        --config_file=compress_sst2_pruning
-    albert-tf-compress --init_model=/tmp/sst2/best --model_dir=/tmp/sst2_qat \\
-        --stages=pruning,qat --params_override=pruning.final_sparsity=0.8
-    albert-tf-compress --init_model=/tmp/sst2/best --model_dir=/tmp/sst2_quick \\
+    albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_pruned80 \\
         --config_file=compress_sst2_pruning --num_train_steps=100   # every stage 100 steps
+    albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_qat \\
+        --config_file=compress_sst2_qat      # + tflite_int8/: full int8, albert-tflite-run runs it
+    albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_blocks \\
+        --stages=pruning --params_override=pruning.block_size=16x1,pruning.final_sparsity=0.8
+        # 16x1 blocks: albert-tf-export --quantization=int8 --sparse_weights=1x16 stores them
+    albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_distilled \\
+        --config_file=compress_sst2_distill \\
+        --params_override=distillation.student_config=albert_tiny   # then QAT, as configured
 
 Configuration as the training binaries: the `CompressionConfig` defaults, each
-``--config_file`` (a path or a name in ``official_configs/experiments/``), each
-``--params_override`` (``a.b=1,c=[x,y]``, a YAML string or file), then the flags
-below. Every value is checked before anything is loaded or trained. See
-`albert_tf.compression.compressor` for what the model directory receives.
+``--config_file`` (a path or a name in ``official_configs/experiments/``: the compress_*
+ones of ``albert-tf-info --configs``), each ``--params_override`` (``a.b=1,c=[x,y]``, a
+YAML string or file), then the flags below. Every value is checked before anything is
+loaded or trained, and so is what the model's config.json decides (structured pruning of
+a 2-head model: compress_sst2_structured needs
+``--params_override=structured.head_fraction=0.5`` there). The --model_dir receives the
+compressed model directory model/ (what albert-tf-export takes), its TFLite exports
+tflite/ (float) and, after QAT, tflite_int8/ (each with the metadata albert-tflite-run
+reads), and report.json; the last line names them. See
+`albert_tf.compression.compressor` and docs/compression.md.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
 from absl import flags
 
@@ -86,8 +95,7 @@ def main(argv) -> None:
         run(config)
     except (CompressionConfigError, ConfigKeyError, ConfigValueError, FileNotFoundError,
             resources.DataDirError, OutputError, user_inputs.InputError) as e:
-        print(f"albert-tf-compress: error: {e}", file=sys.stderr)
-        sys.exit(2)
+        cli.fail(e)
 
 
 def run() -> None:

@@ -1,30 +1,33 @@
 """albert-tf-convert: weights from Google / Hugging Face / keras-hub into an albert-tf model
 directory, and albert-tf model directories back to Hugging Face or to a keras-hub preset.
 
-    albert-tf-convert --from=google --input=albert_base/ --output_dir=out/albert_base
-        # model.ckpt-best + albert_config.json (+ 30k-clean.model), or a TF-Hub TF1 module;
-        # a BERT release: bert_model.ckpt + bert_config.json (+ vocab.txt)
-    albert-tf-convert --from=hf --input=hf/albert-base-v2 --output_dir=out/albert_base
-        # the vocabulary comes along: spiece.model -> vocab.model, vocab.txt (BERT), and
-        # tokenizer_config.json's do_lower_case
-    albert-tf-convert --from=keras_hub --input=preset_dir --output_dir=out/kh
-    albert-tf-convert --to=hf --input=out/albert_base --output_dir=hf_out
+    albert-tf-convert --to=hf --input=runs/sst2/best --output_dir=hf/sst2_classifier
         # a finetuned directory: AlbertForSequenceClassification & co. with its labels and a
         # tokenizer.json giving our ids (AutoModelFor... / AutoTokenizer.from_pretrained)
-    albert-tf-convert --to=keras_hub --input=out/albert_base --output_dir=kh_preset
+    albert-tf-convert --from=hf --input=hf/sst2_classifier --output_dir=models/sst2_from_hf
+        # the vocabulary comes along: spiece.model -> vocab.model, vocab.txt (BERT), and
+        # tokenizer_config.json's do_lower_case
+    albert-tf-convert --to=keras_hub --input=runs/sst2/best --output_dir=keras_hub/sst2
         # AlbertBackbone (or BertBackbone: E == H, nothing shared) + AlbertTokenizer
         # (vocab.model) or BertTokenizer (vocab.txt) + preprocessor; a finetuned classifier
         # is an AlbertTextClassifier / BertTextClassifier task preset; back to ours:
-    albert-tf-convert --from=keras_hub --input=kh_preset --output_dir=out/again
+    albert-tf-convert --from=keras_hub --input=keras_hub/sst2 --output_dir=models/sst2_from_kh
+    albert-tf-convert --from=hf --input=hf/albert-base-v2 \\
+        --output_dir=models/albert_base     # [not run: the network, hf download first]
+    albert-tf-convert --from=google --input=albert_base_v2/ \\
+        --output_dir=models/albert_base_google   # [not run: Google's release, downloaded]
+        # model.ckpt-best + albert_config.json (+ 30k-clean.model), or a TF-Hub TF1 module;
+        # a BERT release: bert_model.ckpt + bert_config.json (+ vocab.txt)
 
+Published weights: ``hf download albert/albert-base-v2 config.json model.safetensors
+spiece.model --local-dir hf/albert-base-v2`` (README.md), or Google's albert_base_v2.tar.gz.
 Prints the mapping report: every source tensor mapped, skipped (and why) or unknown,
-and every weight the source lacked. Exits 1 with a one-line reason on bad input; the
-output directory is then left as it was.
+and every weight the source lacked, then where it wrote. Exits 1 with a one-line reason on
+bad input; the output directory is then left as it was.
 """
 
 from __future__ import annotations
 
-import sys
 
 from absl import app, flags
 
@@ -68,13 +71,22 @@ def check_paths(source_format: str | None, target: str, input_path: str, output_
                                  and source_format in (None, "albert_tf")):
         return None
     try:
-        outputs.check_output(output_dir, inputs=[("--input", input_path)], overwrite=overwrite,
-                             flag="--output_dir")
+        kind = {"hf": outputs.HF_DIRECTORY, "keras_hub": outputs.KERAS_HUB_PRESET}.get(
+            target, outputs.CONVERTED_MODEL)
+        outputs.check_output(output_dir, kind=kind, inputs=[("--input", input_path)],
+                             overwrite=overwrite, flag="--output_dir")
     except outputs.OutputError as e:
         return " ".join(str(e).split())
     if to_model_dir and source_format == "hf" and config_path is None:   # (else: --config's)
         return user_inputs.missing_hf_model(input_path)
     return None
+
+
+def _nothing_written(problem, output_dir: str) -> str:
+    """``problem`` saying that nothing was written to ``output_dir``, once."""
+    problem = str(problem)
+    return problem if "nothing was" in problem else \
+        f"{problem} (nothing was written to {output_dir})"
 
 
 def run_conversion(source_format: str | None, target: str, input_path: str | None,
@@ -88,17 +100,15 @@ def run_conversion(source_format: str | None, target: str, input_path: str | Non
         try:      # a run directory, an export, a missing path: one line, before TensorFlow
             user_inputs.model_dir(input_path, "--input", purpose="to convert", weights=False)
         except user_inputs.InputError as e:
-            print(f"albert-tf-convert: error: {e} (nothing was written to {output_dir})",
-                  file=sys.stderr)
+            cli.error(_nothing_written(e, output_dir), __name__)
             return 1
     if not input_path or not output_dir:
-        print("albert-tf-convert: error: --input and --output_dir are required.", file=sys.stderr)
+        cli.error("--input and --output_dir are required.", __name__)
         return 2
     problem = check_paths(source_format, target, input_path, output_dir, overwrite,
                           config_path)
     if problem:               # the converters' first checks, before TensorFlow loads
-        print(f"albert-tf-convert: error: {problem} (nothing was written to {output_dir})",
-              file=sys.stderr)
+        cli.error(_nothing_written(problem, output_dir), __name__)
         return 1
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
@@ -123,8 +133,7 @@ def run_conversion(source_format: str | None, target: str, input_path: str | Non
         partial = getattr(e, "report", None)
         if partial is not None:
             print(partial)
-        print(f"albert-tf-convert: error: {' '.join(str(e).split())} (nothing was written "
-              f"to {output_dir})", file=sys.stderr)
+        cli.error(_nothing_written(e, output_dir), __name__)
         return 1
     print(report)
     print(f"wrote {output_dir}")

@@ -1,15 +1,17 @@
 """albert-tf-create-pretraining-data: masked-LM + sentence-order TFRecords from raw text.
 
-    albert-tf-create-pretraining-data --input_file="$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt" \
-        --output_file=out/pretrain/imdb.tfrecord \
-        --vocab_file=official_configs/vocab/imdb_pydocs_8k.model \
-        --max_seq_length=128 --max_predictions_per_seq=20 --dupe_factor=2 --num_workers=2
+    albert-tf-create-pretraining-data --output_file=pretraining/tutorial.tfrecord \\
+        --input_file="$ALBERT_TF_DATA_DIR/corpus/python-docs/tutorial/*.txt" --document_per_file \\
+        --vocab_file=runs/sst2/best/vocab.model --max_seq_length=128 \\
+        --max_predictions_per_seq=20 --dupe_factor=2 --num_workers=2 --num_shards=2
 
-Flags as the original ALBERT script, plus --num_workers / --num_shards (sharded output:
-OUTPUT-00000-of-0000N) and --summary_file. Streams: memory does not grow with corpus size.
---vocab_file is a SentencePiece model (vocab.model) or a WordPiece vocab.txt, told apart by
-content (--spm_model_file, the original name, is an alias); with WordPiece a whole word is a
-piece and the ## pieces after it.
+(the Python tutorial, one document per file, with the tour model's vocabulary; the IMDB
+corpus, documents separated by blank lines: --input_file=$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt,
+65 MB, minutes). Flags as the original ALBERT script, plus --num_workers / --num_shards
+(sharded output: OUTPUT-00000-of-0000N) and --summary_file. Streams: memory does not grow
+with corpus size. --vocab_file is a SentencePiece model (vocab.model) or a WordPiece
+vocab.txt, told apart by content (--spm_model_file, the original name, is an alias); with
+WordPiece a whole word is a piece and the ## pieces after it.
 
 Deterministic: the files are a function of the input files' contents, the vocabulary and
 the flags; --num_workers only sets how many shards are written at once (but the default
@@ -18,8 +20,8 @@ machine). Restartable: each shard is written to a hidden partial file and rename
 complete, with a completion record (.NAME.done.json: records, sha256, inputs and flags);
 running the same command again after a crash or kill keeps the finished shards, rewrites
 the others and removes partial files; changed flags or inputs rewrite everything. The
-summary lists reused_shards, written_shards and invalidated_shards (with the reason), and
-shard_records (records per shard).
+summary (printed at the end, with the files written) lists reused_shards, written_shards
+and invalidated_shards (with the reason), and shard_records (records per shard).
 
 --runner=beam writes the shards through an Apache Beam pipeline (pip install
 'albert-tf[beam]'; albert_tf/data/pretraining_beam.py): the same files, byte for byte, and
@@ -157,13 +159,15 @@ def main(argv: list[str]) -> None:
     except (VocabularyError, FileNotFoundError, ValueError) as e:
         raise app.UsageError(str(e))
     except CreationError as e:
-        print(f"error: {e}", file=sys.stderr, flush=True)
-        raise SystemExit(1)
+        cli.fail(e, 1)
     text = json.dumps(summary, indent=1)
     print(text)
     if FLAGS.summary_file:
         with open(FLAGS.summary_file, "w", encoding="utf-8") as f:
             f.write(text + "\n")
+    records = sum(summary.get("shard_records") or [])
+    print(f"wrote {', '.join(summary.get('outputs') or [FLAGS.output_file])} ({records} records)"
+          + (f" and {FLAGS.summary_file}" if FLAGS.summary_file else ""))
 
 
 def run() -> None:

@@ -1,25 +1,31 @@
-"""albert-tf-export: SavedModel for TF Serving, TFLite for phones and CPUs, OpenVINO IR for x86.
+"""albert-tf-export: SavedModel for TF Serving, TFLite for phones and CPUs, OpenVINO IR or ONNX
+for x86 servers, from a model directory (a run's best/ or final/, a converted model).
 
-    albert-tf-export --model_dir=runs/sst2 --format=saved_model --output=serving
+    albert-tf-export --model_dir=runs/sst2/best --format=saved_model --output=serving
         # -> serving/sst2/<next version>/ (signatures serving_default, tokenize, encode[, mlm])
-    albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_int8 \\
-        --quantization=int8 --seq_lengths=32,64,128 [--calibration_file=train.tsv]
-    albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_text \\
+    albert-tf-export --model_dir=runs/sst2/best --format=tflite --output=edge/sst2_buckets \\
+        --quantization=int8 --seq_lengths=32,64,128   # calibrated on the task's train text
+    albert-tf-export --model_dir=runs/sst2/best --format=tflite --output=edge/sst2_text \\
         --with_tokenizer          # string in: the tokenizer's tf-text custom ops inside
-    albert-tf-export --model_dir=runs/sst2 --format=tflite --output=edge/sst2_embed \\
-        --head=embedding          # MediaPipe TextEmbedder: mean-pooled, L2-normalized
-    albert-tf-export --model_dir=runs/sst2 --format=openvino --output=ov/sst2_int8 \\
+    albert-tf-export --model_dir=runs/sst2/best --format=tflite --output=edge/sst2_embed \\
+        --head=embedding --seq_lengths=64   # MediaPipe TextEmbedder: mean-pooled, L2-normalized
+    albert-tf-export --model_dir=runs/sst2/best --format=openvino --output=server/sst2_ir_int8 \\
         --quantization=int8       # OpenVINO IR (model.xml/.bin) of our graph; ids in, NNCF int8
-    albert-tf-export --model_dir=runs/sst2 --format=onnx --output=ort/sst2_int8 \\
-        --quantization=int8       # ONNX for ONNX Runtime (fused operators); ids in, dynamic int8
-    albert-tf-export --model_dir=runs/sst2_pruned --format=tflite --output=edge/sst2_sparse \\
-        --quantization=int8 --sparse_weights=1x16   # pruned weights stored sparse (or auto)
+    albert-tf-export --model_dir=runs/sst2/best --format=onnx --output=server/sst2_onnx \\
+        --quantization=none       # ONNX for ONNX Runtime (fused operators); ids in, float
+    albert-tf-export --model_dir=runs/sst2_blocks/model --format=tflite --output=edge/sst2_sparse \\
+        --quantization=int8 --sparse_weights=1x16   # block-pruned weights stored sparse
+
+runs/sst2/best is the tour's model (README.md); runs/sst2_blocks/model, the model of
+``albert-tf-compress --help``'s block-pruning example (a compression's --model_dir holds the
+model directory model/ and its TFLite files tflite/). --calibration_file=TSV calibrates int8
+on other text than the task's train split.
 
 OpenVINO (albert_tf/export/openvino.py) and ONNX (albert_tf/export/onnx.py; classification,
 regression and pretrained/encoder models): dynamic [batch, seq] ids unless --seq_lengths=N
 (one) / --batch_size=B fix them; --quantization=none or int8; no --with_tokenizer (tokenize
 in Python: albert_tf.export.openvino_runner.OpenVinoClassifier,
-albert_tf.export.onnx_runner.OnnxClassifier).
+albert_tf.export.onnx_runner.OnnxClassifier, or albert-tflite-run --model=server/...).
 
 --sparse_weights (albert_tf/export/sparsity.py) stores a pruned model's zeros for the sparse
 kernels that run them: TFLite none (1x4 blocks) and int8 (1x16 blocks; LiteRT's builtin
@@ -35,14 +41,13 @@ The model directory needs config.json, weights, task.json (finetuned models) and
 vocabulary, vocab.model (SentencePiece) or vocab.txt (WordPiece), or --vocab_file.
 Everything is written to a staged sibling directory and moved into place at the end
 (albert_tf/outputs.py): --output may not be '.', '~', a parent of the current directory or
-one of the inputs, and --overwrite replaces only an earlier albert-tf output. See
-README.md "Export and deployment" and tflite/README.md.
+one of the inputs, and --overwrite replaces only an earlier albert-tf output. The last line
+says where the export went. See docs/export.md and tflite/README.md.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
 from absl import flags
 
@@ -121,12 +126,28 @@ def check_inputs() -> None:
         if FLAGS.qat_model_dir is not None and not os.path.isdir(FLAGS.qat_model_dir):
             raise user_inputs.InputError(f"--qat_model_dir={FLAGS.qat_model_dir}: no such "
                                          "directory; pass the QAT model albert-tf-compress wrote.")
-        user_inputs.int_list(FLAGS.seq_lengths, "--seq_lengths", minimum=3)
+        user_inputs.int_list(FLAGS.seq_lengths, "--seq_lengths", minimum=3,
+                             maximum=_positions(FLAGS.model_dir),
+                             why_maximum=f"max_position_embeddings of {FLAGS.model_dir}")
         user_inputs.at_least(FLAGS.batch_size, "--batch_size")
         user_inputs.at_least(FLAGS.num_calibration, "--num_calibration")
     except user_inputs.InputError as e:
         from absl import app
         raise app.UsageError(str(e)) from None
+
+
+def _positions(model_dir: str | None) -> int | None:
+    """The ``max_position_embeddings`` of the model directory's ``config.json`` (read as
+    JSON, no TensorFlow): the longest sequence its exports take. None when it cannot be
+    read here (the exporter reports that)."""
+    import json
+    from albert_tf.user_inputs import CONFIG_FILE
+    try:
+        with open(os.path.join(model_dir or "", CONFIG_FILE), encoding="utf-8") as f:
+            value = json.load(f).get("max_position_embeddings")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and value >= 3 else None
 
 
 def export_options():
@@ -150,14 +171,12 @@ def main(argv) -> None:
     del argv
     from albert_tf.export import formats
     if not FLAGS.model_dir or not FLAGS.output:
-        print("albert-tf-export: error: --model_dir and --output are required.", file=sys.stderr)
-        sys.exit(2)
+        cli.fail("--model_dir and --output are required.")
     export_format = formats.get(FLAGS.format)
     options = export_options()
     problem = export_format.problem(options)   # options it does not take, before values
     if problem:
-        print(f"albert-tf-export: error: {problem}", file=sys.stderr)
-        sys.exit(2)
+        cli.fail(problem)
     check_inputs()
     from albert_tf.export.errors import ExportError
     from albert_tf.outputs import OutputError
@@ -169,10 +188,10 @@ def main(argv) -> None:
     try:
         path = export_format.export(FLAGS.model_dir, FLAGS.output, options)
     except (ExportError, OutputError) as e:
-        print(f"albert-tf-export: error: {e}", file=sys.stderr)
-        sys.exit(1)
+        cli.fail(e, 1)
     for line in export_format.summary(path):
         print(line)
+    print(f"wrote {path}")
 
 
 def run() -> None:

@@ -1,23 +1,28 @@
 """albert-tf-finetune: finetune ALBERT on GLUE, SentEval, custom TSV tasks or SQuAD.
 
     albert-tf-finetune --task=sst2 --config_file=finetune_sst2_albert_mini \\
-        --model_dir=/tmp/sst2 [--init_checkpoint=/tmp/albert_mini_imdb/final]
-    albert-tf-finetune --task=cola --mode=eval --model_dir=/tmp/cola
-    albert-tf-finetune --task=rte --mode=predict --model_dir=/tmp/rte
+        --model_dir=runs/sst2_mini      # 20 min to >= 80% dev; the tour's run: finetune_sst2_tour
+    albert-tf-finetune --task=sst2 --config_file=finetune_sst2_albert_mini \\
+        --model_dir=runs/sst2_pretrained --init_checkpoint=runs/pretrain/final
+        # from albert-tf-pretrain's model (or a converted one: models/albert_base)
+    albert-tf-finetune --task=sst2 --mode=eval --model_dir=runs/sst2     # dev scores again
+    albert-tf-finetune --task=sst2 --mode=predict --model_dir=runs/sst2  # predictions_test.tsv
+    albert-tf-finetune --task=my_cola --model_dir=runs/my_cola \\
+        --params_override=task.train_file=glue/CoLA/train.tsv,task.dev_file=glue/CoLA/dev.tsv \\
+        --params_override=task.text_a_column=sentence,task.label_column=label   # a custom TSV
 
 ``--task`` is a GLUE task (sst2, rte, cola, stsb, ...: ``DATA_DIR/glue/<Task>/``), a
 SentEval task (mr, subj, cr, mpqa: ``DATA_DIR/extra/``), ``squad`` (its JSON files in
-DATA_DIR) or a custom TSV/CSV task (``--task=NAME --params_override=task.train_file=
-train.tsv,task.dev_file=dev.tsv,task.text_a_column=sentence,task.label_column=label``).
-A custom task whose train file has the multiple-choice header (``context, choice_0,
-choice_1, ..., label``) or the token-classification header (``tokens, tags``) trains that
-head (``task.type=multiple_choice`` / ``token_classification``; formats:
-`albert_tf.data.task_data.load_multiple_choice_task`, ``load_token_classification_task``;
-example data: ``python -m albert_tf.data.examples --output_dir=DIR``)::
-
-    albert-tf-finetune --task=rte_choice --model_config=albert_tiny --model_dir=/tmp/mc \\
-        --params_override=task.train_file=DIR/rte_choice/train.tsv,\\
-    task.dev_file=DIR/rte_choice/dev.tsv
+DATA_DIR) or a custom TSV/CSV task: any other name with ``task.train_file`` (and
+``task.dev_file``, ``task.test_file``), read from the current directory, else from DATA_DIR
+(the last example reads DATA_DIR's CoLA files as a custom task; an error names both places
+when neither has the file), and the columns of ``task.text_a_column`` (``text_b_column`` for
+pairs) and ``task.label_column``. A custom task whose train file has the multiple-choice
+header (``context, choice_0, choice_1, ..., label``) or the token-classification header
+(``tokens, tags``) trains that head (``task.type=multiple_choice`` /
+``token_classification``; formats: `albert_tf.data.task_data.load_multiple_choice_task`,
+``load_token_classification_task``; example data of every head:
+``python -m albert_tf.data.examples --output_dir=DIR``).
 
 DATA_DIR is ``--data_dir``, default ``$ALBERT_TF_DATA_DIR``.
 ``--vocab_file`` is a SentencePiece model (``vocab.model``) or a WordPiece ``vocab.txt``;
@@ -30,6 +35,10 @@ output model directories get the vocabulary and record its kind (``task.json``
 The dev split is evaluated every ``validation_interval`` steps; the best weights by
 the task's metric (accuracy, Matthews correlation for CoLA, Pearson/Spearman for
 STS-B, F1 for SQuAD) go to ``<model_dir>/best``, the last to ``<model_dir>/final``.
+``--mode=eval`` / ``predict`` take a run directory with its checkpoints, or a model
+directory as ``--init_checkpoint``; predictions go to
+``<model_dir>/predictions_<split>.tsv`` (``--predict_output``). Configs:
+``albert-tf-info --configs``.
 """
 
 from __future__ import annotations
@@ -159,10 +168,13 @@ def preflight():
     # A run directory, an export or a missing path: one line before its files are read.
     user_inputs.init_checkpoint(resources.resolve(config.model.init_checkpoint))
     checks.check_task_name(config.task)
+    checks.resolve_task_files(config.task)   # a custom task's files: here, else the data dir
     if checks.needs_data_dir(config.task):
         config.task.data_dir = os.path.abspath(resources.data_dir(config.task.data_dir or None))
     checks.check_weights_to_run(config, FLAGS.mode)
+    checks.check_sequence_length(config)
     checks.check_run_directory(config)
+    checks.check_predict_output(config, FLAGS.mode)
     return config
 
 

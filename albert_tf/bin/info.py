@@ -2,9 +2,13 @@
 
     albert-tf-info                       # every config in official_configs/models
     albert-tf-info --models=albert_base,bert_base --sharing=none
+    albert-tf-info --configs             # the shipped model configs and experiments
 
 The counts (encoder + pooler) are computed from the configs
 (`albert_tf.parameter_count`), not by building the models: no TensorFlow is imported.
+--configs lists the shipped configs by the names every command takes (--models,
+--model_config, --config_file, --experiment), each with one line: a model's shape, an
+experiment's first sentence.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ def define_flags() -> None:
     one flag registry, and several define the same names."""
     flags.DEFINE_list("models", None, "Config names or paths (default: all official configs).")
     flags.DEFINE_string("sharing", None, "Override the sharing mode (all, attention, ffn, none).")
+    flags.DEFINE_boolean("configs", False, "List the shipped configs instead: model configs "
+                         "and experiment files, one line each.")
 
 
 def official_names() -> list[str]:
@@ -47,8 +53,48 @@ def describe(names: list[str], sharing: str | None) -> list[str]:
     return rows
 
 
+def first_sentence(path: str, width: int = 100) -> str:
+    """The first sentence of a YAML file's leading comment block (up to an indented
+    example line), cut to ``width`` characters; "" when the file starts with none."""
+    import re
+    words = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#") or line.startswith("#  "):
+                break
+            words += line[1:].split()
+    sentence = re.split(r"(?<!\be\.g)(?<!\bal)\.(?:\s|$)", " ".join(words))[0].rstrip(".")
+    return sentence if len(sentence) <= width else sentence[:width - 3].rsplit(" ", 1)[0] + "..."
+
+
+def list_configs() -> list[str]:
+    """``--configs``: every shipped model config (its shape) and experiment (its first
+    sentence), by name."""
+    from albert_tf import resources
+    from albert_tf.config import load_config
+    from albert_tf.parameter_count import encoder_parameter_count
+    models, experiments = resources.model_config_names(), resources.experiment_names()
+    width = max(map(len, models + experiments))
+    lines = ["model configs (--models, --model_config; model.config in experiments):"]
+    for name in models:
+        c = load_config(name)
+        lines.append(f"  {name:{width}}  L={c.num_hidden_layers} H={c.hidden_size} "
+                     f"E={c.embedding_size} heads={c.num_attention_heads} "
+                     f"I={c.intermediate_size} V={c.vocab_size}, sharing {c.sharing}: "
+                     f"{encoder_parameter_count(c):,} parameters")
+    lines.append("experiments (--config_file of finetune, pretrain and compress; "
+                 "albert-tf-run --experiment: run_*):")
+    for name in experiments:
+        lines.append(f"  {name:{width}}  "
+                     + first_sentence(resources.experiment_path(name)))
+    return lines
+
+
 def main(argv: list[str]) -> None:
     del argv
+    if FLAGS.configs:
+        print("\n".join(list_configs()))
+        return
     from albert_tf.config import ConfigError
     try:
         rows = describe(FLAGS.models or official_names(), FLAGS.sharing)

@@ -1,22 +1,23 @@
 """albert-tf-pretrain: ALBERT pretraining (masked LM + sentence-order prediction).
 
-Reads the TFRecords of ``albert-tf-create-pretraining-data``::
+Reads the TFRecords of ``albert-tf-create-pretraining-data`` (its ``--help`` writes these)::
 
-    albert-tf-pretrain --config_file=pretrain_albert_mini_imdb \\
-        --model_dir=/tmp/albert_mini_imdb --train_files='/tmp/imdb/train-*.tfrecord' \\
-        --eval_files=/tmp/imdb/heldout.tfrecord --num_train_steps=2000
+    albert-tf-pretrain --config_file=pretrain_albert_mini_imdb --model_dir=runs/pretrain \\
+        --train_files='pretraining/tutorial.tfrecord-*' --num_train_steps=2000
 
 or raw text (one sentence per line, a blank line between documents), masked in the input
 pipeline each epoch (dynamic masking, `albert_tf.data.dynamic_masking`)::
 
-    albert-tf-pretrain --config_file=pretrain_albert_mini_imdb \\
-        --model_dir=/tmp/albert_mini_imdb --train_source=text \\
-        --train_files=$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt --num_train_steps=2000
+    albert-tf-pretrain --config_file=pretrain_albert_mini_imdb --model_dir=runs/pretrain_text \\
+        --train_source=text --train_files=$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt \\
+        --num_train_steps=2000
 
+--eval_files (records, or text with --eval_source=text) adds held-out MLM / SOP scores.
 Any experiment key can be set with ``--params_override=trainer.train_steps=100,...``;
 ``--distribution_strategy={one_device,mirrored,multi_worker_mirrored,tpu}``.
 The run resumes from the latest checkpoint of ``--model_dir``; the final weights are
-written to ``<model_dir>/final`` (a model directory for ``--init_checkpoint``).
+written to ``<model_dir>/final`` (a model directory for ``albert-tf-finetune
+--init_checkpoint``).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def preflight():
             raise FileNotFoundError("--mode=eval needs --eval_files (held-out TFRecords).")
         mode = "train"
     checks.check_weights_to_run(config, mode)
+    checks.check_sequence_length(config)
     checks.check_run_directory(config)
     checks.check_training_files(config, mode)
     return config, mode

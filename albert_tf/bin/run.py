@@ -1,14 +1,17 @@
 """albert-tf-run: the end-to-end "train large, then compress" pipeline.
 
-    albert-tf-run --experiment=run_quick                 # README main job, < 15 min
-    albert-tf-run --experiment=run_full --params_override=output_dir=runs/full
+    albert-tf-run --experiment=run_quick                 # make main: ~12 min, writes runs/quick
+    albert-tf-run --experiment=run_full --output_dir=runs/full   # 1 h 42 min on 2 cores
 
-Stages already finished are skipped; rerun the same command after a kill to resume.
+Stages already finished are skipped; rerun the same command after a kill to resume. The
+experiments are the run_* files of ``albert-tf-info --configs`` (or a YAML path); any of
+their keys can be set with --params_override (``finetune.max_steps=4000``, ...). The
+report (runs/quick/report/report.md: accuracy, latency, the Pareto front, the artifact to
+ship) is named on the last line. See docs/experiment.md.
 """
 
 from __future__ import annotations
 
-import sys
 
 from absl import flags
 
@@ -47,7 +50,7 @@ def main(argv: list[str]) -> None:
         run_pipeline(config)   # resolves data_dir ($ALBERT_TF_DATA_DIR) first
     except (DataDirError, ConfigKeyError, ConfigValueError, FileNotFoundError,
             OutputError) as e:
-        sys.exit(f"albert-tf-run: error: {e}")
+        cli.fail(e)
 
 
 def run() -> None:

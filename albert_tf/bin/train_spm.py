@@ -1,8 +1,7 @@
 """albert-tf-train-spm: trains a SentencePiece unigram vocabulary the way ALBERT did.
 
-    DATA=../shared/data
-    albert-tf-train-spm --input="$DATA/corpus/imdb-unsup.txt,$DATA/corpus/python-docs/**/*.txt" \\
-        --model_prefix=out/vocab/30k --vocab_size=30000 --do_lower_case
+    albert-tf-train-spm --input="$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt" \\
+        --model_prefix=vocab/imdb8k --vocab_size=8000 --do_lower_case   # vocab/imdb8k.model
 
 Ids: <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4 (as the original 30k-clean model).
 The same binary as `albert-tf-train-vocab --type=sentencepiece`, with --model_prefix.

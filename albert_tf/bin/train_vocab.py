@@ -1,17 +1,17 @@
 """albert-tf-train-vocab: trains a WordPiece (BERT) or SentencePiece (ALBERT) vocabulary.
 
-    DATA=../shared/data
-    albert-tf-train-vocab --type=wordpiece --vocab_size=30000 --output=out/vocab/wp30k \\
-        --input="$DATA/corpus/imdb-unsup.txt,$DATA/corpus/python-docs/**/*.txt"
-        # writes out/vocab/wp30k/vocab.txt
-    albert-tf-train-vocab --type=sentencepiece --input=... --output=out/vocab/spm30k
-        # writes out/vocab/spm30k/vocab.model (+ vocab.vocab)
+    albert-tf-train-vocab --type=wordpiece --vocab_size=8000 --output=vocab/wp8k \\
+        --input="$ALBERT_TF_DATA_DIR/corpus/python-docs/**/*.txt"   # writes vocab/wp8k/vocab.txt
+    albert-tf-train-vocab --type=sentencepiece --vocab_size=8000 --output=vocab/spm8k \\
+        --input="$ALBERT_TF_DATA_DIR/corpus/imdb-unsup.txt"    # vocab/spm8k/vocab.model, .vocab
+
+--input takes several files or globs, comma-separated (** is recursive).
 
 --output is a directory; the file gets the name a model directory gives it, so the
 directory can be passed wherever a vocabulary is. Ids: wordpiece [PAD]=0, [UNK]=1,
 [CLS]=2, [SEP]=3, [MASK]=4; sentencepiece <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4 (as
-the original 30k-clean model). `albert-tf-train-spm` is this binary with
---type=sentencepiece and --model_prefix.
+the original 30k-clean model; the project's is official_configs/vocab/imdb_pydocs_8k.model).
+`albert-tf-train-spm` is this binary with --type=sentencepiece and --model_prefix.
 """
 
 from __future__ import annotations

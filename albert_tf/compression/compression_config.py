@@ -21,10 +21,11 @@ Steps are always *optimizer* steps.
 from __future__ import annotations
 
 import dataclasses
+import os
 import typing
 from typing import Any
 
-from albert_tf import hyperparams
+from albert_tf import hyperparams, outputs
 from albert_tf.config import AlbertConfig
 from albert_tf.hyperparams import ConfigValueError
 from albert_tf.training.experiment_config import OptimizerConfig
@@ -192,9 +193,11 @@ def pruned_config(config: AlbertConfig, cfg: StructuredConfig) -> AlbertConfig:
             f"structured: head_fraction={cfg.head_fraction} / ffn_fraction={cfg.ffn_fraction} "
             f"would remove every head ({heads}) or neuron ({config.intermediate_size}).")
     if cfg.head_fraction and keep_heads == heads:
+        fix = (f"pass --params_override=structured.head_fraction={1 / heads:.4g} (removes 1 "
+               f"head) or more" if heads > 1 else "a model with one head keeps it")
         raise CompressionConfigError(
             f"structured.head_fraction: {cfg.head_fraction} of {heads} heads rounds to none "
-            "removed; use a fraction of at least 1 / num_attention_heads.")
+            f"removed; {fix}, or structured.head_fraction=0 to keep every head.")
     return config.replace(num_attention_heads=keep_heads, attention_head_size=config.head_size,
                           intermediate_size=keep_neurons)
 
@@ -401,10 +404,10 @@ def set_train_steps(config: CompressionConfig, steps: int) -> None:
 def check_run(config: CompressionConfig) -> None:
     """What a run needs before it reads anything (no TensorFlow: ``albert-tf-compress``
     checks it before TensorFlow loads, `compressor.run` again): ``init_model``,
-    ``model_dir`` and ``stages`` given, and ``model_dir`` a place albert-tf may write
-    (`albert_tf.outputs.check_location`: not the current directory or above it, not
-    equal to, containing or inside ``--init_model``)."""
-    from albert_tf import outputs
+    ``model_dir`` and ``stages`` given, and ``model_dir`` a run directory albert-tf may write
+    (`albert_tf.outputs.check_run_directory`: not the current directory or above it, not
+    equal to, containing or inside ``--init_model``, writable, new or empty or an earlier
+    compress run, its ``model/``, ``tflite/`` and ``tflite_int8/`` albert-tf's)."""
     validate(config)
     if not config.init_model:
         raise CompressionConfigError("init_model: pass the finetuned model directory "
@@ -414,7 +417,32 @@ def check_run(config: CompressionConfig) -> None:
     if not config.stages:
         raise CompressionConfigError(f"stages: empty; choose some of "
                                      f"{list(STAGES)} (e.g. --stages=pruning,qat).")
-    outputs.check_location(config.model_dir, inputs=run_inputs(config), flag="--model_dir")
+    outputs.check_run_directory(config.model_dir, kind=RUN_KIND, writes=RUN_OUTPUTS,
+                                inputs=run_inputs(config), flag="--model_dir")
+    check_model_fits(config)
+
+
+# The run directory of albert-tf-compress and the outputs it replaces inside it.
+RUN_KIND = outputs.RUN_KINDS["albert-tf-compress"]
+MODEL_DIR, FLOAT_DIR, INT8_DIR = "model", "tflite", "tflite_int8"   # inside --model_dir
+RUN_OUTPUTS = ((MODEL_DIR, outputs.MODEL_DIRECTORY), (FLOAT_DIR, outputs.export_kind("tflite")),
+               (INT8_DIR, outputs.export_kind("tflite")))
+
+
+def check_model_fits(config: CompressionConfig) -> None:
+    """The stages' checks that need only the ``init_model``'s ``config.json`` (plain JSON,
+    no TensorFlow), before any model loads: structured pruning removes at least one head
+    (`pruned_config`) and keeps one of each. Skipped when the directory has no
+    ``config.json`` (the model-directory check says so)."""
+    from albert_tf.config import load_config
+    path = os.path.join(config.init_model, "config.json")
+    if "structured" not in config.stages or not os.path.isfile(path):
+        return
+    try:
+        model_config = load_config(path)
+    except ValueError:          # a broken config.json: loading the model says what is wrong
+        return
+    pruned_config(model_config, config.structured)
 
 
 def run_inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:

@@ -29,8 +29,10 @@ from albert_tf.backend import keras
 from albert_tf.checkpoints import (TaskInfo, build_task_model, load_config_from_dir,
                                    load_task_model, save_model_dir, vocab_path)
 from albert_tf.compression import data as data_lib
-from albert_tf.compression.compression_config import (CompressionConfig, CompressionConfigError,
-                                                     check_run, run_inputs, validate)
+from albert_tf.compression.compression_config import (FLOAT_DIR, INT8_DIR, MODEL_DIR,
+                                                     RUN_KIND, CompressionConfig,
+                                                     CompressionConfigError, check_run,
+                                                     run_inputs, validate)
 from albert_tf.config import load_config
 
 def _log(message: str) -> None:
@@ -210,17 +212,19 @@ def save_compressed(model: keras.Model, directory: str, task_info: TaskInfo, voc
 def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
     """``albert-tf-compress``: reads ``init_model``, compresses, writes ``model_dir``."""
     check_run(config)
-    model, task_info = load_task_model(config.init_model)
-    vocab = vocab_path(config.init_model)
-    model, report = compress_model(model, task_info, vocab, config, log)
-    out = os.path.join(config.model_dir, "model")
-    save_compressed(model, out, task_info, vocab, config)
-    report["model_dir"] = out
-    if config.export.tflite:
-        report["tflite"] = export(out, config, "qat" in config.stages, log)
-    with open(os.path.join(config.model_dir, "report.json"), "w") as f:
-        json.dump(report, f, indent=2, default=str)
-    log(f"wrote {out} and {os.path.join(config.model_dir, 'report.json')}")
+    with outputs.run_directory(config.model_dir, RUN_KIND):
+        model, task_info = load_task_model(config.init_model)
+        vocab = vocab_path(config.init_model)
+        model, report = compress_model(model, task_info, vocab, config, log)
+        out = os.path.join(config.model_dir, MODEL_DIR)
+        save_compressed(model, out, task_info, vocab, config)
+        report["model_dir"] = out
+        if config.export.tflite:
+            report["tflite"] = export(out, config, "qat" in config.stages, log)
+        with open(os.path.join(config.model_dir, "report.json"), "w") as f:
+            json.dump(report, f, indent=2, default=str)
+    written = [out] + [os.path.dirname(f) for f in report.get("tflite", {}).values()]
+    log(f"wrote {', '.join(written)} and {os.path.join(config.model_dir, 'report.json')}")
     return report
 
 
@@ -229,11 +233,27 @@ def _inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:
     return run_inputs(config)
 
 
+def write_int8_metadata(directory: str, source, content: bytes, calibrated: int) -> None:
+    """The files of an export directory beside the full-int8 ``model.tflite`` (the export
+    library's `albert_tf.export.metadata.write_metadata`: ``metadata.json``, the
+    vocabulary, ``labels.txt``), so that ``albert-tflite-run`` and the mobile apps take
+    ``tflite_int8/`` as they take an ``albert-tf-export`` directory."""
+    from albert_tf.export import analysis, metadata
+    extra = {"integer_only": analysis.integer_only(analysis.op_report(content)),
+             "calibration_examples": calibrated, "sdk": None,
+             "sdk_reason": "albert-tf-compress embeds no mobile-SDK metadata in its int8 "
+                           "file"}
+    metadata.write_metadata(directory, metadata.MODEL_FILE, dict(vars(source.task_info)),
+                            source.vocab_file, "qat", extra)
+
+
 def export(model_dir: str, config: CompressionConfig, quantized: bool, log) -> dict:
-    """``tflite/model.tflite`` (float, export library) and, after QAT,
-    ``tflite_int8/model.tflite``: full integer (the export's ``qat`` recipe with
-    ``strict_int8``, `qat.convert_int8`, calibrated on ``qat.calibration_examples``
-    training sentences for what QAT does not cover)."""
+    """``tflite/`` (float, export library) and, after QAT, ``tflite_int8/``: full integer
+    (the export's ``qat`` recipe with ``strict_int8``, `qat.convert_int8`, calibrated on
+    ``qat.calibration_examples`` training sentences for what QAT does not cover); each an
+    export directory (``model.tflite``, ``metadata.json``, vocabulary, labels) that
+    ``albert-tflite-run`` runs as it is."""
+    from albert_tf.export import metadata
     from albert_tf.export.tflite import export_tflite
     seq = config.export.seq_length or None
     out = {}
@@ -248,14 +268,15 @@ def export(model_dir: str, config: CompressionConfig, quantized: bool, log) -> d
         seq = seq or inputs.max_seq_length
         features, _ = inputs.encoded(inputs.train[:config.qat.calibration_examples], seq)
         content = qat.convert_int8(load_qat_model(model_dir), source, features, seq)
-        target = os.path.join(config.model_dir, "tflite_int8")
+        target = os.path.join(config.model_dir, INT8_DIR)
         with outputs.staged_output(target, kind="compressed tflite", inputs=_inputs(config),
                                    overwrite=True, flag="--model_dir/tflite_int8") as tmp:
-            with open(os.path.join(tmp, "model.tflite"), "wb") as f:
+            with open(os.path.join(tmp, metadata.MODEL_FILE), "wb") as f:
                 f.write(content)
+            write_int8_metadata(tmp, source, content, len(features["input_word_ids"]))
         out["int8"] = os.path.join(target, "model.tflite")
         log(f"exported full-int8 TFLite: {out['int8']}")
-    target = os.path.join(config.model_dir, "tflite")
+    target = os.path.join(config.model_dir, FLOAT_DIR)
     export_tflite(model_dir, target, quantization="none", seq_lengths=[seq] if seq else None,
                   overwrite=True)
     out["float"] = os.path.join(target, "model.tflite")

@@ -151,7 +151,7 @@ def creation_fingerprint(files: list[str], vocab_file: str, cfg,
     The vocabulary's kind (``sentencepiece``/``wordpiece``) is recorded beside its sha256;
     being a function of the content, it is not part of `fingerprint_key` (shards written
     before it was recorded stay valid)."""
-    from albert_tf import __version__
+    from albert_tf.version import __version__
     return {
         "format": DATA_FORMAT, "albert_tf": __version__,
         "flags": {**dataclasses.asdict(cfg), "num_shards": num_shards},

@@ -18,7 +18,8 @@ import os
 from albert_tf import task_heads as heads_lib
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import (TASK_FILE, CheckpointError, TaskInfo,
-                                   load_config_from_dir, load_task_model, restore_weights)
+                                   load_config_from_dir, load_task_model, restore_weights,
+                                   unreadable_weights)
 from albert_tf.config import AlbertConfig
 from albert_tf.export.errors import ExportError, export_inputs  # noqa: F401  (public here)
 from albert_tf.text import vocabulary as vocab_lib
@@ -122,6 +123,19 @@ def _encoder_view(model: keras.Model) -> keras.Model:
     return keras.Model(model.inputs, outputs, name="encoder_view")
 
 
+def _check_no_task_head(model_dir: str, unused: list[str]) -> None:
+    """A directory without ``task.json`` is a pretrained model: weights it does not use (a
+    task head's: ``classifier/kernel``...) say it is a finetuned one that lost its
+    ``task.json``, which would export without its head."""
+    if unused:
+        shown = ", ".join(unused[:3]) + (", ..." if len(unused) > 3 else "")
+        raise ExportError(
+            f"--model_dir={model_dir} has no {TASK_FILE} but holds weights a pretrained model "
+            f"does not have ({shown}): a finetuned model directory that lost its {TASK_FILE}, "
+            "which would export without its head; copy the directory again from the run's "
+            "best/ or final/ (albert-tf-finetune writes task.json).")
+
+
 def load_source(model_dir: str, vocab_file: str | None = None) -> ExportSource:
     """Reads a model directory for export (a clear `ExportError` when it cannot be used)."""
     if not os.path.isdir(model_dir):
@@ -137,10 +151,12 @@ def load_source(model_dir: str, vocab_file: str | None = None) -> ExportSource:
         else:
             from albert_tf.models import build_pretrainer
             from albert_tf.networks import build_encoder
-            reader = tf.train.load_checkpoint(os.path.join(model_dir, "weights"))
-            has_mlm = reader.has_tensor("mlm/output_bias")
+            prefix = os.path.join(model_dir, "weights")
+            with unreadable_weights(prefix):
+                has_mlm = tf.train.load_checkpoint(prefix).has_tensor("mlm/output_bias")
             model = build_pretrainer(config) if has_mlm else build_encoder(config)
-            restore_weights(model, model_dir)
+            report = restore_weights(model, model_dir)
+            _check_no_task_head(model_dir, report.unused_in_checkpoint)
             task_info = TaskInfo(task="pretrained", head="pretraining")
     except (CheckpointError, ValueError) as e:
         raise ExportError(str(e)) from e

@@ -178,7 +178,8 @@ class ExportFormat:
         if self.writes_inside:
             outputs.check_location(output, inputs=inputs)
         else:
-            outputs.check_output(output, inputs=inputs, overwrite=bool(options.overwrite))
+            outputs.check_output(output, kind=outputs.export_kind(self.name), inputs=inputs,
+                                 overwrite=bool(options.overwrite))
 
     def export(self, model_dir: str, output: str, options: ExportOptions = ExportOptions(),
                source=None) -> str:
@@ -244,7 +245,8 @@ def signature_lines(meta: dict, label: str = "") -> list[str]:
 
 
 def _saved_model_summary(path: str) -> list[str]:
-    return [f"SavedModel written to {path}", f"inspect: saved_model_cli show --dir {path} --all"]
+    return [f"SavedModel written to {path}",
+            f"inspect (and run) it: albert-tf-saved-model-cli show --dir {path} --all"]
 
 
 def _tflite_summary(path: str) -> list[str]:

@@ -48,12 +48,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from albert_tf import task_heads as heads
+from albert_tf.outputs import export_kind
 from albert_tf.export import metadata as meta_lib
 from albert_tf.export import server_checks as checks
 
 _error = checks.export_error
 
 MODEL_FILE = meta_lib.ONNX_MODEL_FILE              # model.onnx
+KIND = export_kind("onnx")                         # what its output marker records
 SIGNATURE = "serving_default"
 OPSET = 17                  # LayerNormalization
 CONTRIB = "com.microsoft"   # Attention, SkipLayerNormalization, FastGelu, BiasGelu
@@ -319,14 +321,14 @@ def export_onnx(model_dir: str, output: str, quantization: str = "none",
     from albert_tf.export.common import export_inputs, load_source
     checks.check_request("onnx", quantization, batch_size)
     inputs = export_inputs(model_dir, vocab_file)
-    outputs.check_output(output, inputs=inputs, overwrite=overwrite)
+    outputs.check_output(output, kind=KIND, inputs=inputs, overwrite=overwrite)
     require("onnx", *(["onnxruntime"] if quantization == "int8" else []))
     import onnx
 
     source = source or load_source(model_dir, vocab_file)
     checks.check_seq_length(seq_length, source.config.max_position_embeddings)
     proto = build_graph(source, seq_length, batch_size)
-    with outputs.staged_output(output, kind="onnx export", inputs=inputs,
+    with outputs.staged_output(output, kind=KIND, inputs=inputs,
                                overwrite=overwrite) as tmp:
         path = os.path.join(tmp, MODEL_FILE)
         if quantization == "int8":

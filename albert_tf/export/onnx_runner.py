@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from albert_tf.export.errors import unreadable_model
 from albert_tf.export.metadata import ONNX_FORMAT
 from albert_tf.export.runner import IdExportRunner
 
@@ -52,8 +53,9 @@ class OnnxClassifier(IdExportRunner):
                  batch_size: int | None = None):
         import onnxruntime as ort
         super().__init__(export_dir, threads, buckets, batch_size)
-        self.session = ort.InferenceSession(self.path, session_options(threads),
-                                            providers=["CPUExecutionProvider"])
+        with unreadable_model(self.path, "ONNX Runtime"):
+            self.session = ort.InferenceSession(self.path, session_options(threads),
+                                                providers=["CPUExecutionProvider"])
 
     def runner(self, key: str) -> Callable[..., dict[str, np.ndarray]]:
         """A call of bucket ``key``: int32 ids in, outputs out (ONNX Runtime sessions may be

@@ -45,12 +45,14 @@ from collections import Counter
 from typing import Any, Sequence
 
 from albert_tf.export import metadata as meta_lib
+from albert_tf.outputs import export_kind
 from albert_tf.export import server_checks as checks
 from albert_tf.export.quantization import DEFAULT_CALIBRATION_SIZE
 
 _error = checks.export_error
 
 MODEL_FILE = meta_lib.OPENVINO_MODEL_FILE          # model.xml
+KIND = export_kind("openvino")                     # what its output marker records
 WEIGHTS_FILE = "model.bin"
 SIGNATURE = "serving_default"
 PIP_FIX = "pip install 'albert-tf[openvino]'"
@@ -176,7 +178,7 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
         if problem:
             raise _error(problem)
     inputs = export_inputs(model_dir, vocab_file, calibration_file)
-    outputs.check_output(output, inputs=inputs, overwrite=overwrite)
+    outputs.check_output(output, kind=KIND, inputs=inputs, overwrite=overwrite)
     require("openvino", *(["nncf"] if quantization == "int8" else []))
     if calibration_file and not os.path.isfile(calibration_file):
         raise _error(f"--calibration_file={calibration_file}: no such file; pass a TSV of the "
@@ -200,7 +202,7 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     if texts is not None:
         model = quantize_int8(model, calibration_samples(source, texts, seq_length, batch_size))
     ops = Counter(op.get_type_name() for op in model.get_ops())
-    with outputs.staged_output(output, kind="openvino export", inputs=inputs,
+    with outputs.staged_output(output, kind=KIND, inputs=inputs,
                                overwrite=overwrite) as tmp:
         ov.save_model(model, os.path.join(tmp, MODEL_FILE), compress_to_fp16=False)
         info = dict(source.task_info.__dict__)

@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from albert_tf.export.errors import unreadable_model
 from albert_tf.export.metadata import OPENVINO_FORMAT
 from albert_tf.export.sparsity import compile_config as sparse_compile_config
 # The shared runner and its bucket defaults (public here too: `default_buckets` is the
@@ -69,7 +70,8 @@ class OpenVinoClassifier(IdExportRunner):
         import openvino as ov
         super().__init__(export_dir, threads, buckets, batch_size)
         self.core = ov.Core()
-        self.model = self.core.read_model(self.path)
+        with unreadable_model(self.path, "OpenVINO"):   # the .xml and its .bin
+            self.model = self.core.read_model(self.path)
         self.config = compile_config(threads, precision)
         # A sparse export (--sparse_weights): its int8 weights kept sparse on AMX CPUs.
         self.config.update(sparse_compile_config(self.meta))

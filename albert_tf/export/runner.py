@@ -40,6 +40,29 @@ def default_buckets(max_seq_length: int) -> list[int]:
     return [b for b in BUCKETS if b < max_seq_length] + [int(max_seq_length)]
 
 
+def is_blank(text: Any) -> bool:
+    """Whether ``text`` (str, UTF-8 bytes or None) is empty or only whitespace (`str.strip`'s
+    whitespace: what ``--text`` refuses, `albert_tf.user_inputs.text`, and the SavedModel's
+    signatures, `albert_tf.export.saved_model.BLANK_TEXT`)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return text is None or not str(text).strip()
+
+
+def refuse_blank(texts_a: Sequence[Any], texts_b: Sequence[Any] | None = None) -> None:
+    """A ValueError naming the first empty or whitespace-only text (``texts_a[i]``,
+    ``texts_b[i]`` or, for multiple choice, ``texts_b[i][j]``): a blank text has no answer."""
+    for name, texts in (("texts_a", texts_a), ("texts_b", texts_b or ())):
+        for i, text in enumerate(texts):
+            items = list(enumerate(text)) if isinstance(text, (list, tuple)) else [(None, text)]
+            for j, item in items:
+                if is_blank(item):
+                    where = f"{name}[{i}]" + (f"[{j}]" if j is not None else "")
+                    what = "empty" if item is None or not len(item) else "only whitespace"
+                    raise ValueError(f"{where} is {what}: a blank text has no answer; remove "
+                                     "it or give it a text.")
+
+
 class ExportRunner:
     """Preprocess, run per bucket and decode with one exported model (see the module
     docstring). Subclasses set ``meta``, ``path``, ``directory``, ``buckets`` (the
@@ -139,7 +162,8 @@ class ExportRunner:
 
     def predict(self, texts_a: Sequence[str], texts_b: Sequence[Any] | None = None) -> list[dict]:
         """Task predictions for ``texts_a`` (and ``texts_b`` for pair tasks: second texts,
-        or for multiple choice a list of candidate texts per example), in input order."""
+        or for multiple choice a list of candidate texts per example), in input order. An
+        empty or whitespace-only text is a ValueError naming its index (`refuse_blank`)."""
         texts_a = list(texts_a)
         if texts_b is not None and len(texts_b) != len(texts_a):
             raise ValueError(f"{len(texts_a)} first texts but {len(texts_b)} second texts")
@@ -148,6 +172,7 @@ class ExportRunner:
             raise ValueError(f"{self.path} takes {'text pairs' if pair else 'one text'} per "
                              f"example (task {self.meta.get('task')!r}); "
                              f"{'pass' if pair else 'drop'} the second texts (--text_b).")
+        refuse_blank(texts_a, texts_b)
         if not texts_a:
             return []
         examples = [(a, texts_b[i] if texts_b is not None else None)

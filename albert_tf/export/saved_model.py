@@ -36,7 +36,10 @@ mlm (pretrained)  the three int32 [B, S] ids                  ``mlm_logits`` [B,
 Text is tokenized exactly as the Python tokenizer's ``pack`` (``AlbertTokenizer`` or
 ``WordPieceTokenizer``, in the graph: `albert_tf.export.tokenizers.saved_model_tokenizer`),
 truncated to the model's ``max_seq_length``; invalid UTF-8 is decoded with U+FFFD (dropped
-by WordPiece), so any byte string gets an answer. What differs by head comes from
+by WordPiece), so any byte string but a blank one gets an answer. An empty or
+whitespace-only string (in any input, of ``serving_default`` and ``tokenize``) is an
+InvalidArgumentError naming its index (TF Serving answers HTTP 400), as the Python runners'
+ValueError (`refuse_blank`). What differs by head comes from
 `albert_tf.task_heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing
 of albert_tf.
 """
@@ -52,6 +55,31 @@ from albert_tf import outputs
 from albert_tf.export.common import (ExportError, ExportSource, export_inputs, load_source,
                                      task_outputs, without_keras_traces)
 from albert_tf.networks import INPUT_NAMES
+
+KIND = outputs.export_kind("saved_model")   # what its output marker records
+
+
+# An empty or whitespace-only string (RE2): `str.isspace`'s characters, Unicode's Z* and the
+# controls \t-\r, \x1c-\x1f, \x85, as `albert_tf.export.runner.is_blank` (tested to agree).
+BLANK_TEXT = r"[\pZ\t-\r\x{1c}-\x{1f}\x{85}]*"
+
+
+def refuse_blank(texts: list[tf.Tensor], names) -> list[tf.Tensor]:
+    """``texts`` (string inputs ``names``, any shape), gated on an InvalidArgumentError (TF
+    Serving: HTTP 400) naming the first empty or whitespace-only string, e.g. ``text[1]`` or
+    ``choices[0][2]``: a blank text has no answer. Graph ops of the signature's function,
+    before the model (never inside it)."""
+    checks = []
+    for name, text in zip(names, texts):
+        blank = tf.strings.regex_full_match(text, BLANK_TEXT)
+        first = tf.strings.reduce_join(tf.strings.as_string(tf.where(blank)[:1]),
+                                       separator="][")
+        checks.append(tf.debugging.Assert(
+            tf.logical_not(tf.reduce_any(blank)),
+            [tf.strings.join([f"{name}[", first, "] is empty or only whitespace: a blank "
+                              "text has no answer; remove it or give it a text."])]))
+    with tf.control_dependencies(checks):
+        return [tf.identity(text) for text in texts]
 
 
 class ServingModule(tf.Module):
@@ -76,6 +104,8 @@ class ServingModule(tf.Module):
     # -- building blocks ---------------------------------------------------------------
 
     def _features(self, texts: list[tf.Tensor]) -> dict[str, tf.Tensor]:
+        """The ids of raw-text inputs ``texts``; a blank one is refused (`refuse_blank`)."""
+        texts = refuse_blank(texts, self.source.text_inputs)
         return self.head.tokenize(self.tokenizer, texts, self.source.text_inputs)
 
     def serve(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -169,8 +199,8 @@ def export_saved_model(model_dir: str, output: str, name: str | None = None,
     if version < 0:
         raise ExportError(f"--version must be >= 0, got {version}.")
     final = os.path.join(base, str(version))
-    outputs.check_output(final, inputs=inputs, overwrite=overwrite)
-    with outputs.staged_output(final, kind="saved_model export", inputs=inputs,
+    outputs.check_output(final, kind=KIND, inputs=inputs, overwrite=overwrite)
+    with outputs.staged_output(final, kind=KIND, inputs=inputs,
                                overwrite=overwrite) as tmp, \
             tempfile.TemporaryDirectory() as scratch:
         labels_file = None

@@ -64,6 +64,7 @@ from albert_tf.export.signatures import bucket_lengths, concrete_functions, sign
 from albert_tf.networks import INPUT_NAMES
 
 QUANTIZATIONS = recipes.names()   # the recipe table's keys, in order
+KIND = outputs.export_kind("tflite")   # what its output marker records
 
 # Ops kept in float by ``int8_float_ops="xnnpack"``: every op but the FULLY_CONNECTED
 # layers (and the data-movement ops), because XNNPACK, the CPU backend of LiteRT, has no
@@ -343,7 +344,7 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
             raise ExportError(problem)
     converter = pick_converter(converter, quantization, with_tokenizer)
     inputs = export_inputs(model_dir, vocab_file, calibration_file, qat_model_dir)
-    outputs.check_output(output, inputs=inputs, overwrite=overwrite)
+    outputs.check_output(output, kind=KIND, inputs=inputs, overwrite=overwrite)
     source = source or load_source(model_dir, vocab_file)
     if head:
         source = with_export_head(source, head)
@@ -382,7 +383,7 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
         if not sdk_runners and sdk_metadata == "on":
             raise ExportError("--sdk_metadata=on: no mobile SDK runs this export: "
                               + "; ".join(f"{k}: {v}" for k, v in not_runners.items()) + ".")
-    with outputs.staged_output(output, kind="tflite export", inputs=inputs,
+    with outputs.staged_output(output, kind=KIND, inputs=inputs,
                                overwrite=overwrite) as tmp:
         with open(os.path.join(tmp, metadata.MODEL_FILE), "wb") as f:
             f.write(content)

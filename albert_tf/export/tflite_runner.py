@@ -24,6 +24,7 @@ import threading
 from typing import Any, Sequence
 
 from albert_tf import cli
+from albert_tf.export.errors import unreadable_model
 from albert_tf.export.metadata import read_metadata
 from albert_tf.export.runner import ExportRunner
 from albert_tf.text.preprocessor import INPUT_NAMES  # noqa: F401  (public here too)
@@ -70,8 +71,9 @@ def make_interpreter(path: str, num_threads: int = 2, xnnpack: bool = True,
         kwargs["custom_op_registerers"] = registerers
     make = lit.InterpreterWithCustomOps if custom_ops else lit.Interpreter
     if not xnnpack or _xnnpack_started:
-        return make(**kwargs)
-    with cli.quiet_native():
+        with unreadable_model(path, "LiteRT"):
+            return make(**kwargs)
+    with cli.quiet_native(), unreadable_model(path, "LiteRT"):
         interpreter = make(**kwargs)
         interpreter.allocate_tensors()     # applies the delegate: the line is printed here
     _xnnpack_started = True

@@ -217,7 +217,7 @@ def write_model_dir(model, config: AlbertConfig, output_dir: str, report: Mappin
                     assets=(), overwrite: bool = False, inputs=(), task_info=None) -> str:
     """Writes config, name-keyed weights, ``task.json`` (a task model's `TaskInfo`), assets
     and the report (`albert_tf.outputs`)."""
-    with outputs.staged_output(output_dir, kind="albert-tf model directory", inputs=inputs,
+    with outputs.staged_output(output_dir, kind=outputs.CONVERTED_MODEL, inputs=inputs,
                                overwrite=overwrite, flag="--output_dir") as tmp:
         config.to_json(os.path.join(tmp, CONFIG_FILE))
         if task_info is not None:
@@ -345,8 +345,8 @@ def convert(source_format: str, source: Any, output_dir: str, config_path: str |
 
     Returns the mapping report; raises `ConversionError` (nothing written) on any problem.
     """
-    outputs.check_output(output_dir, inputs=_inputs(source), overwrite=overwrite,
-                         flag="--output_dir")
+    outputs.check_output(output_dir, kind=outputs.CONVERTED_MODEL, inputs=_inputs(source),
+                         overwrite=overwrite, flag="--output_dir")
     model, config, report, assets, task_info = load_task_source(source_format, source,
                                                                 config_path, allow_unmapped)
     write_model_dir(model, config, output_dir, report, assets, overwrite, _inputs(source),
@@ -502,8 +502,8 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
     from safetensors.numpy import save_file
 
     from albert_tf.interop import hf_tasks, hf_tokenizer
-    outputs.check_output(output_dir, inputs=_inputs(model_dir), overwrite=overwrite,
-                         flag="--output_dir")
+    outputs.check_output(output_dir, kind=outputs.HF_DIRECTORY, inputs=_inputs(model_dir),
+                         overwrite=overwrite, flag="--output_dir")
     config = load_config_from_dir(model_dir)
     is_bert = _hf_layout(config, model_dir)
     family, table = ("Bert", name_map.HF_BERT) if is_bert else ("Albert", name_map.HF_ALBERT)
@@ -522,7 +522,7 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
     tensors = _hf_tensors(rules, variables, config, report)
     hf_config = (hf_bert_config_dict if is_bert else hf_config_dict)(config, family + suffix)
     hf_config.update(fields)
-    with outputs.staged_output(output_dir, kind="hugging face directory",
+    with outputs.staged_output(output_dir, kind=outputs.HF_DIRECTORY,
                                inputs=_inputs(model_dir), overwrite=overwrite,
                                flag="--output_dir") as tmp:
         with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
@@ -548,11 +548,11 @@ def export_keras_hub(model_dir: str, output_dir: str, overwrite: bool = False,
     See `albert_tf.interop.keras_hub.build_preset`.
     """
     from albert_tf.interop.keras_hub import build_preset, save_preset
-    outputs.check_output(output_dir, inputs=_inputs(model_dir), overwrite=overwrite,
-                         flag="--output_dir")
+    outputs.check_output(output_dir, kind=outputs.KERAS_HUB_PRESET, inputs=_inputs(model_dir),
+                         overwrite=overwrite, flag="--output_dir")
     preset = build_preset(model_dir, do_lower_case)
     report = preset.report
-    with outputs.staged_output(output_dir, kind="keras-hub preset", inputs=_inputs(model_dir),
+    with outputs.staged_output(output_dir, kind=outputs.KERAS_HUB_PRESET, inputs=_inputs(model_dir),
                                overwrite=overwrite, flag="--output_dir") as tmp:
         save_preset(preset, tmp)
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:

@@ -266,12 +266,12 @@ def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_di
             Stage(f"score_{name}", python_module(
                 "albert_tf.export.evaluate", f"--model={out}", f"--task={config.finetune.task}",
                 f"--data_dir={config.data_dir}", f"--threads={export.threads}",
-                f"--json={scores}"),
+                f"--json={scores}", "--overwrite"),
                 collect=lambda p=scores: _read_json(p)[0], needs=(f"export_{name}",)),
             Stage(f"time_{name}", python_module(
                 "albert_tf.benchmark.tflite_export", f"--model={out}",
                 f"--threads={export.threads}", "--runs=30",
-                f"--min_seconds={export.timing_seconds}", f"--json={timing}"),
+                f"--min_seconds={export.timing_seconds}", f"--json={timing}", "--overwrite"),
                 collect=lambda p=timing: _read_json(p)[0], needs=(f"export_{name}",)),
         ]
     return stages
@@ -296,11 +296,14 @@ def compress_stage(config: PipelineConfig, paths: Paths, model: str,
                    compression: compress_lib.Compression) -> Stage:
     """One albert-tf-compress run on a finetuned model. Its step budget
     (``budget.json``) and config (``compression.yaml``) are written when the stage
-    starts: ``compress.steps``, else ``compress.seconds`` at the finetuning's measured
-    speed."""
+    starts, into the compress run's directory (marked as one first, so that
+    albert-tf-compress takes it: `albert_tf.outputs.check_run_directory`):
+    ``compress.steps``, else ``compress.seconds`` at the finetuning's measured speed."""
     out = paths.compress_dir(compression.candidate(model))
 
     def command() -> list[str]:
+        from albert_tf import outputs    # the compress run's directory, prepared by us
+        outputs.mark_run_directory(out, outputs.RUN_KINDS["albert-tf-compress"])
         fixed = config.compress.steps > 0
         speed = None if fixed else steps_per_second(config, paths, model)
         steps = compress_lib.stage_steps(config.compress, speed, compression.stage)
@@ -397,7 +400,7 @@ def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) 
         return python_module("albert_tf.export.evaluate", f"--model={export_dir}",
                              f"--task={config.finetune.task}", f"--data_dir={config.data_dir}",
                              f"--threads={config.export.threads}", "--split=test",
-                             f"--json={scores}")
+                             f"--json={scores}", "--overwrite")
 
     def collect() -> dict[str, Any]:
         test = _read_json(scores)[0]
@@ -474,14 +477,16 @@ def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) ->
     resolve_data_dir(config, corpus_needed=not os.path.exists(
         os.path.join(paths.root, "stages", "corpus_split.json")))
     from albert_tf import outputs   # a run directory: written into, resumed, never replaced
-    outputs.check_location(config.output_dir, inputs=[("--data_dir", config.data_dir)],
-                           flag="--output_dir")
+    kind = outputs.RUN_KINDS["albert-tf-run"]
+    outputs.check_run_directory(config.output_dir, kind=kind,
+                                inputs=[("--data_dir", config.data_dir)], flag="--output_dir")
     stages = all_stages(config, paths)
     if config.final_test.enabled and not any(s.name.startswith("export_") for s in stages):
         raise ConfigValueError(
             "final_test: nothing is exported to choose from (export.quantizations is empty "
             "and no compression exports anything); list a quantization in "
             "export.quantizations (e.g. [dynamic]) or set final_test.enabled=false.")
+    outputs.mark_run_directory(config.output_dir, kind)
     runner = StageRunner(paths.root, echo=echo)
     for stage in stages:
         runner.run(stage)

@@ -178,7 +178,8 @@ class TaskConfig:
         ``<model_dir>/predictions_<split>.tsv``).
       doc_stride / max_query_length / max_answer_length / n_best_size: SQuAD.
       train_file / dev_file / test_file: custom TSV/CSV task files (``name`` is then
-        the task's name); relative paths are under ``data_dir``.
+        the task's name); a relative path is read from the current directory, else
+        from under ``data_dir`` (`albert_tf.training.preflight.task_file`).
       text_a_column / text_b_column / label_column / has_header / is_regression /
         label_list / metric: columns (header names or 0-based indices) and labels of
         a custom TSV task (see `albert_tf.data.task_data.load_tsv_task`).

@@ -4,9 +4,17 @@ Precedence (lowest to highest): the binary's defaults, each ``--config_file`` in
 order, each ``--params_override`` in order (`albert_tf.hyperparams`; every
 `AlbertConfig` field is ``model.<field>``, e.g. ``--params_override=model.sharing=none``),
 then the explicit common flags below. A common flag left unset changes nothing.
+
+``--mode=eval`` and ``--mode=predict`` of a training run (a ``--model_dir`` holding its
+checkpoints and the ``experiment.yaml`` its training recorded) start from that record
+instead of the defaults (`recorded_experiment`): the model, task and data settings it was
+trained with, so ``--mode=eval --model_dir=runs/tiny`` needs no other flag.
 """
 
 from __future__ import annotations
+
+import copy
+import os
 
 from absl import flags
 
@@ -77,9 +85,81 @@ COMMON_FLAG_KEYS = {
 }
 
 
+RECORD_FILE = "experiment.yaml"      # what a training run records in its run directory
+
+
 def experiment_from_flags(base: ExperimentConfig, extra_keys: dict[str, str]) -> ExperimentConfig:
     """The experiment of the command line (see the module docstring for precedence)."""
-    config = build_experiment(base, FLAGS.config_file, FLAGS.params_override)
+    config = _layered(copy.deepcopy(base), extra_keys)
+    recorded = recorded_experiment(base, config.model_dir, FLAGS.mode)
+    if recorded is not None:
+        _check_same_task(recorded, config.model_dir, extra_keys)
+        config = _layered(recorded, extra_keys)
+    if not config.model_dir:
+        raise ConfigValueError("--model_dir is required (or model_dir: in a --config_file).")
+    return build_experiment(config)
+
+
+def recorded_experiment(base: ExperimentConfig, model_dir: str | None,
+                        mode: str) -> ExperimentConfig | None:
+    """For ``--mode=eval`` / ``predict`` of a training run, the experiment its training
+    recorded (``<model_dir>/experiment.yaml``, over ``base``), made to evaluate that run
+    here: the data directory and ``--init_checkpoint`` left to this command (its
+    checkpoints are the weights), the model config the run's own model directory's
+    (``best/``, ``final/``) when the record names none (trained from a model directory),
+    and its vocabulary when the recorded one is gone. None for any other mode, or a
+    ``model_dir`` without checkpoints or record."""
+    if mode not in ("eval", "predict") or not model_dir:
+        return None
+    from albert_tf import user_inputs       # (no TensorFlow: this runs before it loads)
+    from albert_tf.text.vocabulary import FILE_NAMES
+    record = os.path.join(model_dir, RECORD_FILE)
+    if not os.path.isfile(record) or not user_inputs.checkpoint_step_files(model_dir):
+        return None
+    config = build_experiment(copy.deepcopy(base), [record])
+    _check_same_command(base, config, model_dir)
+    config.task.data_dir = ""
+    config.model.init_checkpoint = ""
+    models = user_inputs.run_models(model_dir)
+    if not config.model.config and models:
+        config.model.config = os.path.join(models[0], user_inputs.CONFIG_FILE)
+    vocab = config.task.vocab_file
+    if vocab and not os.path.exists(vocab) and models:
+        shipped = [os.path.join(models[0], n) for n in FILE_NAMES.values()]
+        config.task.vocab_file = next((p for p in shipped if os.path.isfile(p)), vocab)
+    return config
+
+
+def _check_same_command(base: ExperimentConfig, recorded: ExperimentConfig,
+                        model_dir: str) -> None:
+    """A pretraining run is evaluated by albert-tf-pretrain, a finetuning run by
+    albert-tf-finetune (``base``: this binary's defaults)."""
+    pretraining = base.task.type == "pretraining"
+    if pretraining != (recorded.task.type == "pretraining"):
+        trained_by = "albert-tf-pretrain" if not pretraining else "albert-tf-finetune"
+        raise ConfigValueError(
+            f"--model_dir={model_dir} is a run of {trained_by} (its {RECORD_FILE}: task.type="
+            f"{recorded.task.type}); evaluate it with {trained_by} --mode=eval "
+            f"--model_dir={model_dir}.")
+
+
+def _check_same_task(recorded: ExperimentConfig, model_dir: str,
+                     extra_keys: dict[str, str]) -> None:
+    """A ``--task`` other than the one the run trained is refused: its head answers the
+    recorded task's labels."""
+    given = FLAGS["task"].value if "task" in extra_keys and "task" in FLAGS else None
+    trained = recorded.task.name
+    if given and trained and given.lower() != trained.lower():
+        raise ConfigValueError(
+            f"--task={given}: the run in --model_dir={model_dir} was trained on {trained} "
+            f"(its {RECORD_FILE}); leave --task out to use its own, or score its model on "
+            f"another task with --init_checkpoint={os.path.join(model_dir, 'best')} and a new "
+            "--model_dir.")
+
+
+def _layered(config: ExperimentConfig, extra_keys: dict[str, str]) -> ExperimentConfig:
+    """``config`` with the config files, the overrides, then the set flags applied."""
+    config = build_experiment(config, FLAGS.config_file, FLAGS.params_override)
     overrides = {}
     for flag, key in {**COMMON_FLAG_KEYS, **extra_keys}.items():
         value = getattr(FLAGS, flag)
@@ -90,6 +170,4 @@ def experiment_from_flags(base: ExperimentConfig, extra_keys: dict[str, str]) ->
     if FLAGS.eval_batch_size is not None:
         overrides["task.predict_data.global_batch_size"] = FLAGS.eval_batch_size
     override_params(config, overrides)
-    if not config.model_dir:
-        raise ConfigValueError("--model_dir is required (or model_dir: in a --config_file).")
-    return build_experiment(config)
+    return config

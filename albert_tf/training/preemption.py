@@ -53,6 +53,26 @@ class PeerLost(RunInterrupted):
     """Another worker of a multi-worker run stopped (killed, crashed, unreachable)."""
 
 
+class Interrupted(RunInterrupted):
+    """Ctrl-C (SIGINT) stopped the run; it resumes from its last checkpoint."""
+
+    exit_code = 130           # 128 + SIGINT, as a shell reports it
+
+
+def interrupted(model_dir: str, step: int) -> Interrupted:
+    """The `Interrupted` of a run stopped by Ctrl-C at ``step``: where it resumes from and
+    the command that resumes it (this one, again)."""
+    import shlex
+    import sys
+    from albert_tf import cli
+    latest = tf.train.latest_checkpoint(model_dir)
+    where = (f"the last checkpoint is {latest}, where" if latest else
+             f"no checkpoint was written yet in {model_dir}, so")
+    again = shlex.join([cli.command_name(), *sys.argv[1:]])
+    return Interrupted(f"interrupted (Ctrl-C) at step {step}; {where} the same command "
+                       f"resumes: {again}")
+
+
 def is_multi_worker(strategy: tf.distribute.Strategy) -> bool:
     """True for a `MultiWorkerMirroredStrategy` whose ``TF_CONFIG`` names a cluster."""
     resolver = getattr(strategy, "cluster_resolver", None)
@@ -153,5 +173,6 @@ class PreemptionWatch:
             signal.signal(signal.SIGTERM, self._previous_sigterm)
 
 
-__all__ = ["PeerLost", "Preempted", "PreemptionWatch", "RESTART_EXIT_CODE", "RunInterrupted",
+__all__ = ["Interrupted", "PeerLost", "Preempted", "PreemptionWatch", "RESTART_EXIT_CODE",
+           "RunInterrupted", "interrupted",
            "is_multi_worker", "peer_failure"]

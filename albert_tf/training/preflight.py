@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import sys
 from typing import Callable
 
 from albert_tf import outputs, resources, user_inputs
@@ -37,11 +36,54 @@ def check_task_name(task) -> None:
     raise data_tasks.TaskDataError(f"unknown task {task.name!r}. Known tasks: {known()}.")
 
 
+TASK_FILES = ("train_file", "dev_file", "test_file")
+
+
 def needs_data_dir(task) -> bool:
-    """False only for a custom task whose files are all absolute paths."""
+    """False only for a custom task whose files are all found without one: absolute paths,
+    or relative paths to files in the current directory (`task_file`)."""
     if not task.train_file:
         return True
-    return not all(os.path.isabs(p) for p in (task.train_file, task.dev_file, task.test_file) if p)
+    return not all(os.path.isabs(p) or os.path.isfile(p)
+                   for p in (getattr(task, key) for key in TASK_FILES) if p)
+
+
+def task_file(task, key: str, data_dir: str | None) -> str | None:
+    """``task.<key>`` (a custom task's ``train_file``, ``dev_file`` or ``test_file``) as the
+    absolute path to read, None when unset: an absolute path as given; a relative one
+    against the current directory (where the user stands) when the file is there, else
+    against ``data_dir`` when it is there. A `TaskDataError` naming every place looked in
+    otherwise."""
+    from albert_tf.data import task_data as data_tasks
+    path = getattr(task, key)
+    if not path:
+        return None
+    places = [os.path.abspath(path)]
+    if not os.path.isabs(path) and data_dir:
+        places.append(os.path.join(os.path.abspath(data_dir), path))
+    found = next((p for p in places if os.path.isfile(p)), None)
+    if found:
+        return found
+    where = f"task {task.name or 'custom'!r}: task.{key}={path}"
+    if os.path.isabs(path):
+        raise data_tasks.TaskDataError(f"{where}: no such file; pass an existing file.")
+    looked = (f"is neither in the current directory ({places[0]}) nor in the data directory "
+              f"({places[1]})" if data_dir else
+              f"is not in the current directory ({places[0]}), and there is no data directory "
+              f"to look in ({resources.data_dir_fix()})")
+    raise data_tasks.TaskDataError(f"{where} {looked}; pass a path relative to the current "
+                                   "directory (or to the data directory), or an absolute one.")
+
+
+def resolve_task_files(task) -> None:
+    """A custom task's files (``task.train_file``, ...) made absolute in place
+    (`task_file`: the current directory first, then the data directory), so that the
+    run's ``experiment.yaml`` names the files it read; a task without them is left alone."""
+    if not task.train_file:
+        return
+    data_dir = resources.data_dir_or_none(resources.resolve(task.data_dir) or None)
+    for key in TASK_FILES:
+        setattr(task, key, task_file(task, key, data_dir) or "")
 
 
 def check_weights_to_run(config, mode: str,
@@ -75,13 +117,39 @@ def check_weights_to_run(config, mode: str,
         "model directory: a run's best/ or final/>.")
 
 
-def check_run_directory(config) -> None:
-    """The checks of the run directory that `Trainer` makes before writing into it
-    (`albert_tf.outputs.check_location`: not '/', '~', the current directory or above it,
-    not holding the ``--init_checkpoint``)."""
-    if config.model_dir:
-        outputs.check_location(config.model_dir, flag="--model_dir",
-                               inputs=[("--init_checkpoint", config.model.init_checkpoint)])
+# What a training run writes inside its run directory and replaces there.
+RUN_OUTPUTS = (("best", outputs.MODEL_DIRECTORY), ("final", outputs.MODEL_DIRECTORY))
+
+
+def run_kind(config) -> str:
+    """The kind of the run directory ``config`` trains in (`albert_tf.outputs.RUN_KINDS`)."""
+    command = "albert-tf-pretrain" if config.task.type == "pretraining" else "albert-tf-finetune"
+    return outputs.RUN_KINDS[command]
+
+
+def check_run_directory(config, model_dir: str | None = None) -> str | None:
+    """The checks of the run directory (``model_dir``, default ``config.model_dir``) that
+    `Trainer` makes before writing into it, before any work
+    (`albert_tf.outputs.check_run_directory`: not '/', '~', the current directory or above
+    it, not holding the ``--init_checkpoint``, a place that can be written, new or empty
+    or a run of the same command, and ``best/`` and ``final/`` albert-tf's or absent);
+    returns its absolute path."""
+    model_dir = model_dir or config.model_dir
+    if not model_dir:
+        return None
+    return outputs.check_run_directory(
+        model_dir, kind=run_kind(config), writes=RUN_OUTPUTS, flag="--model_dir",
+        inputs=[("--init_checkpoint", config.model.init_checkpoint)])
+
+
+def check_predict_output(config, mode: str) -> None:
+    """``--predict_output`` of ``--mode=predict`` must be a new file: albert-tf does not
+    write over a file it cannot tell it wrote."""
+    path = config.task.predict_output
+    if mode == "predict" and path and os.path.lexists(path):
+        raise outputs.OutputError(f"--predict_output={path} exists; albert-tf writes "
+                                  "predictions only to a new file: pass a new path (or none: "
+                                  "<model_dir>/predictions_<split>.tsv).")
 
 
 def no_match_error(part: str) -> InputDataError:
@@ -105,6 +173,39 @@ def check_record_files(pattern: str) -> None:
             names = []
         if not any(fnmatch.fnmatchcase(n, name) for n in names):
             raise no_match_error(part)
+
+
+def model_config_of(config):
+    """The `AlbertConfig` ``config`` trains (``model.config`` with the ``model.*``
+    overrides, else the ``--init_checkpoint`` model directory's ``config.json``), read as
+    JSON without TensorFlow; None when it cannot be read here (the task reports why)."""
+    from albert_tf.config import AlbertConfig, load_config
+    from albert_tf.hyperparams import apply_model_overrides
+    try:
+        if config.model.config:
+            base = load_config(resources.resolve(config.model.config))
+        else:
+            init = resources.resolve(config.model.init_checkpoint or "")
+            path = os.path.join(init, user_inputs.CONFIG_FILE)
+            if not init or not os.path.isfile(path):
+                return None
+            base = AlbertConfig.from_json(path)
+        return apply_model_overrides(base, config.model, "model")
+    except Exception:  # noqa: BLE001  (reported, first, where the model is built)
+        return None
+
+
+def check_sequence_length(config) -> None:
+    """``task.max_seq_length`` (``--max_seq_length``) fits the model's position embeddings:
+    a longer one trains on short texts and fails at the first long one, or at export."""
+    model = model_config_of(config)
+    length = config.task.max_seq_length
+    if model is not None and length > model.max_position_embeddings:
+        from albert_tf.hyperparams import ConfigValueError
+        raise ConfigValueError(
+            f"task.max_seq_length={length} (--max_seq_length): longer than the model's "
+            f"{model.max_position_embeddings} positions (max_position_embeddings); pass at "
+            f"most {model.max_position_embeddings}.")
 
 
 def _checked_first(config) -> bool:
@@ -206,30 +307,23 @@ def check_training_files(config, mode: str) -> None:
 
 
 def guard(fn: Callable[[], object]):
-    """``fn()``; an expected error (one `trainer.main_guard` turns into a line) is printed as
-    that same one line and the process exits 2. The error classes of modules that import
-    TensorFlow count when ``fn`` has imported them."""
-    from albert_tf.config import ConfigError
-    from albert_tf.hyperparams import ConfigKeyError, ConfigValueError
+    """``fn()``; an expected error (`albert_tf.cli.expected_error`: the line `trainer.main_guard`
+    prints too) is printed as ``<command>: error: <line>`` and the process exits 2."""
+    from albert_tf import cli
     try:
         return fn()
+    except KeyboardInterrupt:
+        cli.interrupted()
     except Exception as e:  # noqa: BLE001  (re-raised unless expected)
-        expected = [ConfigError, ConfigKeyError, ConfigValueError, resources.DataDirError,
-                    InputDataError, FileNotFoundError, outputs.OutputError,
-                    user_inputs.InputError]
-        for module, name in (("albert_tf.checkpoints", "CheckpointError"),
-                             ("albert_tf.training.distribute", "DistributionError"),
-                             ("albert_tf.data.pretraining", "PretrainingDataError"),
-                             ("albert_tf.data.task_data", "TaskDataError"),
-                             ("albert_tf.data.squad", "SquadError")):
-            if module in sys.modules and hasattr(sys.modules[module], name):
-                expected.append(getattr(sys.modules[module], name))
-        if not isinstance(e, tuple(expected)):
+        line = cli.expected_error(e)
+        if line is None:
             raise
-        print(f"error: {e}", file=sys.stderr, flush=True)
-        sys.exit(2)
+        cli.fail(line)
 
 
-__all__ = ["InputDataError", "check_record_files", "check_run_directory", "check_task_name",
+__all__ = ["InputDataError", "RUN_OUTPUTS", "check_predict_output", "check_record_files",
+           "check_run_directory", "check_sequence_length", "check_task_name",
+           "model_config_of", "run_kind",
            "check_text_files", "check_text_vocabulary", "check_training_files",
-           "check_weights_to_run", "guard", "needs_data_dir", "no_match_error"]
+           "check_weights_to_run", "guard", "needs_data_dir", "no_match_error",
+           "resolve_task_files", "task_file"]

@@ -29,8 +29,9 @@ from albert_tf.data import input_checks
 from albert_tf.data.task_data import SENTEVAL_TASKS, SQUAD_TASKS, known_tasks
 from albert_tf.training import metrics as metrics_lib
 from albert_tf.training.experiment_config import ConfigValueError, ExperimentConfig
-from albert_tf.training.preflight import (InputDataError, check_task_name,  # noqa: F401
-                                         needs_data_dir, no_match_error)
+from albert_tf.training.preflight import (TASK_FILES, InputDataError,  # noqa: F401
+                                         check_task_name, needs_data_dir, no_match_error,
+                                         task_file)
 
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_VOCAB = resources.DEFAULT_VOCAB
@@ -316,14 +317,17 @@ def load_task_data(task):
     """`TaskData` of ``task.name``: a GLUE task (from ``data_dir`` or ``data_dir/glue``),
     a SentEval task (``data_dir/extra``) or a custom TSV/CSV task (``task.train_file``)."""
     from albert_tf.data import task_data as data_tasks
-    data_dir = resolve_path(task.data_dir)
     name = task.name.lower()
     check_task_name(task)
-    if needs_data_dir(task):
-        data_dir = resources.data_dir(data_dir or None)
-
-    def under(path):
-        return path if not path or os.path.isabs(path) else os.path.join(data_dir, path)
+    if task.train_file:
+        train, dev, test = custom_task_files(task)
+        return data_tasks.load_tsv_task(
+            train, dev, test, text_a_column=_column(task.text_a_column),
+            text_b_column=_column(task.text_b_column) if task.text_b_column else None,
+            label_column=_column(task.label_column), has_header=task.has_header,
+            is_regression=task.is_regression, label_list=task.label_list or None,
+            metric=task.metric or None, name=task.name or "custom")
+    data_dir = resources.data_dir(resolve_path(task.data_dir) or None)
 
     def require(path, what):
         if not os.path.isfile(path):
@@ -331,17 +335,6 @@ def load_task_data(task):
                                            f"not found; {resources.DATA_DIR_FIX}.")
         return path
 
-    if task.train_file:
-        for key in ("train_file", "dev_file", "test_file"):
-            if getattr(task, key):
-                require(under(getattr(task, key)), f"task.{key}")
-        return data_tasks.load_tsv_task(
-            under(task.train_file), under(task.dev_file) or None, under(task.test_file) or None,
-            text_a_column=_column(task.text_a_column),
-            text_b_column=_column(task.text_b_column) if task.text_b_column else None,
-            label_column=_column(task.label_column), has_header=task.has_header,
-            is_regression=task.is_regression, label_list=task.label_list or None,
-            metric=task.metric or None, name=task.name or "custom")
     if name in SENTEVAL_TASKS:
         extra = os.path.join(data_dir, "extra")
         upper = name.upper()
@@ -516,26 +509,17 @@ class ClassificationTask(Task):
 
 # ------------------------------------------------ multiple choice, token classification
 def custom_task_files(task) -> tuple[str, str | None, str | None]:
-    """``task.train_file``/``dev_file``/``test_file`` resolved (relative paths under the
-    data directory), each checked to exist."""
+    """``task.train_file``/``dev_file``/``test_file`` resolved (`preflight.task_file`: a
+    relative path against the current directory, else the data directory), each checked
+    to exist."""
     from albert_tf.data import task_data as data_tasks
     if not task.train_file:
         raise data_tasks.TaskDataError(
             f"task.type={task.type}: set task.train_file (and task.dev_file); "
             f"{known_tasks(squad=False)}.")
-    data_dir = resolve_path(task.data_dir)
-    if needs_data_dir(task):
-        data_dir = resources.data_dir(data_dir or None)
-    paths = []
-    for key in ("train_file", "dev_file", "test_file"):
-        path = getattr(task, key)
-        if path and not os.path.isabs(path):
-            path = os.path.join(data_dir, path)
-        if path and not os.path.isfile(path):
-            raise data_tasks.TaskDataError(f"task {task.name or 'custom'!r}: task.{key} "
-                                           f"{path} not found; {resources.DATA_DIR_FIX}.")
-        paths.append(path or None)
-    return paths[0], paths[1], paths[2]
+    data_dir = resources.data_dir_or_none(resolve_path(task.data_dir) or None)
+    train, dev, test = (task_file(task, key, data_dir) for key in TASK_FILES)
+    return train, dev, test
 
 
 def custom_task_type(task) -> str | None:

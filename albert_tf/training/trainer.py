@@ -87,15 +87,20 @@ class Trainer:
         self.config = config
         self.task = task
         self.strategy = strategy
-        # A run directory is written into, never replaced: only the checks that do not
-        # depend on its contents (not '/', '~', the current directory or above it, not the
-        # --init_checkpoint it starts from, which a resume would mistake for its own).
-        self.model_dir = outputs.check_location(
-            model_dir or config.model_dir, flag="--model_dir",
-            inputs=[("--init_checkpoint", config.model.init_checkpoint)])
         self.is_chief = distribute.is_chief(strategy)
+        # A run directory is written into, never replaced (`preflight.check_run_directory`:
+        # a new or empty directory, or a run of the same command); the other workers of a
+        # multi-worker run share the chief's and check only where it is.
+        model_dir = model_dir or config.model_dir
+        if self.is_chief:
+            self.model_dir = preflight.check_run_directory(config, model_dir)
+            outputs.mark_run_directory(self.model_dir, preflight.run_kind(config))
+        else:
+            self.model_dir = outputs.check_location(
+                model_dir, flag="--model_dir",
+                inputs=[("--init_checkpoint", config.model.init_checkpoint)])
+            os.makedirs(self.model_dir, exist_ok=True)
         self._log = log or (lambda line: (print(line, flush=True)))
-        os.makedirs(self.model_dir, exist_ok=True)
         trainer = config.trainer
         with strategy.scope():
             self.model = task.build_model()
@@ -124,12 +129,33 @@ class Trainer:
         """Resumes from the latest checkpoint of model_dir, else applies init_checkpoint."""
         latest = tf.train.latest_checkpoint(self.model_dir)
         if latest:
-            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            self._restore(latest)
             self.log(f"resumed from {latest} at step {int(self.global_step.numpy())}")
         elif self.config.model.init_checkpoint:
             report = self.task.initialize(self.model, self.config.model.init_checkpoint)
             self.log(f"initialized from {self.config.model.init_checkpoint}: {report.summary()}")
         return int(self.global_step.numpy())
+
+    def _restore(self, latest: str) -> None:
+        """Restores the training checkpoint ``latest``; one `CheckpointError` when it does
+        not fit this experiment's model (another config) or cannot be read (damaged)."""
+        from albert_tf.checkpoints import CheckpointError, UnreadableWeights, unreadable_weights
+        try:
+            with unreadable_weights(latest):
+                self.checkpoint.restore(latest).assert_existing_objects_matched()
+        except UnreadableWeights as e:    # damaged files: the run's own fix, not a model's
+            raise CheckpointError(
+                f"--model_dir={self.model_dir}: its latest checkpoint {latest} cannot be read "
+                f"({e.cause}): its files are truncated or "
+                "damaged; restore them from a copy, or start again with a new --model_dir "
+                "(the run's best/ and final/ are model directories of their own).") from None
+        except (AssertionError, ValueError) as e:
+            cause = str(e).splitlines()[0][:200]
+            raise CheckpointError(
+                f"--model_dir={self.model_dir}: its checkpoint {latest} does not fit the model "
+                f"of this experiment ({cause}); run with the settings it was trained with (for "
+                "--mode=eval / predict: leave out --config_file, --model_config and model "
+                "overrides; its experiment.yaml is read), or pass a new --model_dir.") from None
 
     def save_checkpoint(self) -> None:
         self.manager.save(checkpoint_number=int(self.global_step.numpy()))
@@ -272,8 +298,10 @@ class Trainer:
                 collected.setdefault(key, []).append(value.numpy())
         return {k: np.concatenate(v, axis=0) for k, v in collected.items()}
 
-    def evaluate(self, step: int | None = None) -> dict[str, float]:
-        """Metrics of the validation split (the whole split unless validation_steps)."""
+    def evaluate(self, step: int | None = None, record: bool = True) -> dict[str, float]:
+        """Metrics of the validation split (the whole split unless validation_steps);
+        ``record``: also written to ``eval_results.json``, the training's record of its
+        latest evaluation (``--mode=eval`` writes its own, `record_evaluation`)."""
         step = int(self.global_step.numpy()) if step is None else step
         start = time.time()
         outputs = self._run_split(self.config.task.validation_data,
@@ -283,12 +311,21 @@ class Trainer:
         results = dict(results, step=step)
         shown = " | ".join(f"{k} {v:.4f}" for k, v in results.items() if k != "step")
         self.log(f"eval at step {step}: {shown} ({time.time() - start:.1f}s)")
-        if self.is_chief:
-            path = os.path.join(self.model_dir, "eval_results.json")
-            with open(path + ".tmp", "w") as f:
-                json.dump(results, f, indent=2)
-            os.replace(path + ".tmp", path)
+        if self.is_chief and record:
+            write_json(os.path.join(self.model_dir, "eval_results.json"), results)
         return results
+
+    def record_evaluation(self, results: dict) -> str:
+        """Writes ``eval_step<N>.json`` (the metrics and the experiment they were computed
+        with) for ``--mode=eval``, which leaves the training's records alone; returns its
+        path."""
+        step = int(results.get("step", self.global_step.numpy()))
+        path = os.path.join(self.model_dir, f"eval_step{step}.json")
+        if self.is_chief:
+            write_json(path, {"mode": "eval", "step": step, "results": results,
+                              "experiment": self.config.to_yaml()})
+            self.log(f"wrote {path}")
+        return path
 
     def predict(self) -> str:
         outputs = self._run_split(self.config.task.predict_data)
@@ -320,11 +357,8 @@ class Trainer:
         better = best is None or (value > best if comp == "higher" else value < best)
         if better and self.is_chief:
             self.export("best")
-            tmp = path + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump({"metric": name, "value": value, "step": step, "results": results},
-                          f, indent=2)
-            os.replace(tmp, path)
+            write_json(path, {"metric": name, "value": value, "step": step,
+                              "results": results})
             self.log(f"new best {name} {value:.4f} at step {step}: exported {self.model_dir}/best")
 
     def _last_eval_step(self) -> int:
@@ -355,8 +389,11 @@ class Trainer:
         dataset = self.distributed_dataset(self.config.task.train_data, skip_steps=step)
         watch = preemption.PreemptionWatch(self.strategy, self.model_dir, self.save_checkpoint,
                                            lambda: int(self.global_step.numpy()))
-        with watch:
-            last_logs, step = self._train_loop(iter(dataset), step, evaluate, watch)
+        try:
+            with watch:
+                last_logs, step = self._train_loop(iter(dataset), step, evaluate, watch)
+        except KeyboardInterrupt:
+            raise preemption.interrupted(self.model_dir, int(self.global_step.numpy())) from None
         self.export("final")
         self.log(f"training done at step {step}; wrote {self.model_dir}/final")
         return last_logs
@@ -439,6 +476,13 @@ class Trainer:
             raise
 
 
+def write_json(path: str, value) -> None:
+    """``value`` as JSON at ``path``, written beside it and renamed into place."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(value, f, indent=2)
+    os.replace(path + ".tmp", path)
+
+
 def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
                    task: Task | None = None, strategy: tf.distribute.Strategy | None = None,
                    log: Callable[[str], None] | None = None) -> dict:
@@ -450,6 +494,7 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
     if mode not in ("train", "eval", "train_and_eval", "predict"):
         raise ValueError(f"--mode={mode!r}: use train, eval, train_and_eval or predict.")
     check_weights_to_run(config, mode)
+    preflight.check_sequence_length(config)
     model_dir = os.path.abspath(config.model_dir) if config.model_dir else ""
     created = bool(model_dir) and not os.path.exists(model_dir)
     distribute.configure_runtime(runtime.num_cpu_devices, runtime.intra_op_threads,
@@ -462,7 +507,7 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
     try:
         task = task or build_task(config)
         trainer = Trainer(config, task, strategy, config.model_dir, log=log)
-        if trainer.is_chief:
+        if trainer.is_chief and mode in ("train", "train_and_eval"):   # the training's record
             with open(os.path.join(trainer.model_dir, "experiment.yaml"), "w") as f:
                 f.write(config.to_yaml())
         result: dict = {}
@@ -474,7 +519,8 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
                     result["eval"] = json.load(f)
         elif mode == "eval":
             _restore_trained(trainer, mode)
-            result["eval"] = trainer.evaluate()
+            result["eval"] = trainer.evaluate(record=False)
+            result["record"] = trainer.record_evaluation(result["eval"])
         else:
             _restore_trained(trainer, mode)
             result["predictions"] = trainer.predict()
@@ -483,7 +529,7 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
         return result
     except Exception:
         if created:                   # a failed start leaves no directory behind
-            _remove_if_unused(model_dir)
+            outputs.remove_if_unused(model_dir, ["experiment.yaml"])
         raise
     finally:
         set_mixed_precision("float32")
@@ -516,40 +562,23 @@ def _restore_trained(trainer: Trainer, mode: str) -> None:
     trainer.log(f"initialized from {init}: {report.summary()}")
 
 
-def _remove_if_unused(model_dir: str) -> None:
-    """Removes a run directory this process created when it holds nothing but the
-    ``experiment.yaml`` the run starts with (and empty folders)."""
-    for root, _, files in os.walk(model_dir):
-        if any(root != model_dir or name != "experiment.yaml" for name in files):
-            return
-    shutil.rmtree(model_dir, ignore_errors=True)
-
-
 def main_guard(fn: Callable[[], int | None]) -> int:
-    """Runs ``fn`` and turns the package's expected errors into one clear line."""
-    from albert_tf import user_inputs
-    from albert_tf.checkpoints import CheckpointError
-    from albert_tf.config import ConfigError
-    from albert_tf.resources import DataDirError
-    from albert_tf.training.experiment_config import ConfigKeyError, ConfigValueError
-    expected = [CheckpointError, ConfigError, ConfigKeyError, ConfigValueError, DataDirError,
-                distribute.DistributionError, InputDataError, FileNotFoundError,
-                outputs.OutputError, user_inputs.InputError]
-    for module, name in (("albert_tf.data.pretraining", "PretrainingDataError"),
-                         ("albert_tf.data.task_data", "TaskDataError"),
-                         ("albert_tf.data.squad", "SquadError")):
-        try:
-            expected.append(getattr(__import__(module, fromlist=[name]), name))
-        except (ImportError, AttributeError):
-            pass
-    expected = tuple(expected)
+    """Runs ``fn`` and turns the package's expected errors into one clear line
+    (`albert_tf.cli.expected_error`, exit 2), a stopped run into its resume line (exit 75,
+    or 130 for Ctrl-C)."""
+    from albert_tf import cli
     try:
         return fn() or 0
     except preemption.RunInterrupted as e:
-        print(f"stopped: {e}", file=sys.stderr, flush=True)
+        print(f"{cli.command_name()}: stopped: {e}", file=sys.stderr, flush=True)
         return e.exit_code
-    except expected as e:
-        print(f"error: {e}", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        cli.interrupted()
+    except Exception as e:  # noqa: BLE001  (re-raised unless expected)
+        line = cli.expected_error(e)
+        if line is None:
+            raise
+        print(f"{cli.command_name()}: error: {line}", file=sys.stderr, flush=True)
         return 2
 
 

@@ -126,7 +126,13 @@ def main(argv=None) -> None:
            "mixed_batch": [b"", b"good", ("long " * 5000).encode(), b"\xc3\x28"]}
     results["bad_input"] = {}
     for name, batch in bad.items():
-        out = fn(text=tf.constant(batch))
+        try:
+            out = fn(text=tf.constant(batch))
+        except tf.errors.InvalidArgumentError as e:   # a blank text (issue #44): HTTP 400
+            results["bad_input"][name] = {"answered": False, "refused": e.message.split(
+                "assertion failed: [", 1)[-1].split("]\n", 1)[0]}
+            log(f"bad input {name}: refused ({results['bad_input'][name]['refused']})")
+            continue
         ok = out["probabilities"].shape == (len(batch), 2) and bool(
             np.all(np.isfinite(out["probabilities"].numpy())))
         results["bad_input"][name] = {"answered": ok,
