@@ -50,9 +50,11 @@ CONVERTED_MODEL = "converted model directory"   # albert-tf-convert --from=...
 HF_DIRECTORY = "hugging face directory"         # albert-tf-convert --to=hf
 KERAS_HUB_PRESET = "keras-hub preset"           # albert-tf-convert --to=keras_hub
 VOCABULARY = "vocabulary"                       # albert-tf-train-vocab ("wordpiece vocabulary")
+EXAMPLE_DATA = "example data"                   # python -m albert_tf.data.examples: a task's TSVs
 # The run directories, by the command that writes into them.
 RUN_KINDS = {"albert-tf-finetune": "finetune run", "albert-tf-pretrain": "pretrain run",
-             "albert-tf-compress": "compress run", "albert-tf-run": "pipeline run"}
+             "albert-tf-compress": "compress run", "albert-tf-run": "pipeline run",
+             "albert-tf-benchmark": "benchmark run"}
 # Kinds that earlier versions recorded, as they are named now.
 _EARLIER_KINDS = {"albert-tf model directory": MODEL_DIRECTORY,
                   "compressed tflite": "tflite export"}
@@ -63,6 +65,7 @@ _DESCRIPTIONS = {
     HF_DIRECTORY: "a Hugging Face directory written by albert-tf-convert",
     KERAS_HUB_PRESET: "a keras-hub preset written by albert-tf-convert",
     VOCABULARY: "a vocabulary written by albert-tf-train-vocab",
+    EXAMPLE_DATA: "an example task's data written by python -m albert_tf.data.examples",
     **{kind: f"the run directory of {command}" for command, kind in RUN_KINDS.items()},
 }
 
@@ -214,6 +217,28 @@ def check_location(path: str, *, inputs: Iterable[tuple[str, str | None]] = (),
     return final
 
 
+def check_base_directory(path: str, *, inputs: Iterable[tuple[str, str | None]] = (),
+                         flag: str = "--output") -> str:
+    """`check_location` for a base directory albert-tf creates new directories inside (TF
+    Serving's ``<base>/<name>/<version>/``), and that it is no albert-tf output itself nor
+    inside one that is replaced whole (a later write of that output would delete what is
+    written inside it), and not a model's own directory of a serving base
+    (``serving/sst2``, whose version directories hold ``saved_model.pb``)."""
+    final = check_location(path, inputs=inputs, flag=flag)
+    owner = final if is_albert_tf_output(final) else _replaced_whole_output_above(final)
+    if owner:
+        raise OutputError(f"{flag}={path}: {owner} is {describe_kind(marker_kind(owner))}, not "
+                          "a base directory of SavedModels; nothing was touched: pass a new "
+                          "directory (e.g. serving) or an existing TF Serving base.")
+    if os.path.isdir(final) and any(
+            name.isdigit() and os.path.isfile(os.path.join(final, name, "saved_model.pb"))
+            for name in os.listdir(final)):
+        parent = os.path.dirname(path.rstrip(os.sep)) or "."
+        raise OutputError(f"{flag}={path} is one model's directory inside a TF Serving base "
+                          f"(it holds version directories): pass the base, {flag}={parent}.")
+    return final
+
+
 def check_writable(directory: str, *, flag: str, path: str | None = None) -> None:
     """`OutputError` unless a directory can be created in ``directory`` or, when it does not
     exist yet, in its nearest existing parent (a read-only file system, a directory of
@@ -224,7 +249,7 @@ def check_writable(directory: str, *, flag: str, path: str | None = None) -> Non
     while not os.path.lexists(parent) and parent != os.path.dirname(parent):
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
-        if parent == os.path.abspath(directory):
+        if parent == os.path.abspath(os.path.expanduser(shown)):
             raise OutputError(f"{flag}={shown} exists and is not a directory; pass a new path.")
         raise OutputError(f"{flag}={shown}: {parent} is a file, not a directory; pass another "
                           "path.")
@@ -260,21 +285,45 @@ def storage_problem(error: BaseException) -> str | None:
     return None
 
 
-def check_output_file(path: str, *, overwrite: bool = False, flag: str = "--output_file") -> str:
+def check_output_file(path: str, *, overwrite: bool = False, flag: str = "--output_file",
+                      inputs: Iterable[tuple[str, str | None]] = ()) -> str:
     """The absolute path of the result file ``path`` (``--json``, ``--output_file``) after
-    the checks before any work: not a directory, a place a file can be written
-    (`check_writable`), and no existing file unless ``overwrite`` (albert-tf cannot tell
-    a file it wrote from a user's: ``--overwrite`` says the user means it)."""
+    the checks before any work: not a directory, not one of the command's ``inputs`` nor
+    inside one, not inside an albert-tf output that is replaced whole (an export, a model
+    directory, a conversion: a file added there is lost with it, or spoils it), a place a
+    file can be written (`check_writable`), and no existing file unless ``overwrite``
+    (albert-tf cannot tell a file it wrote from a user's: ``--overwrite`` says the user
+    means it)."""
     if not path or not path.strip():
         raise OutputError(f"{flag} is empty: pass the file to write.")
     final = os.path.abspath(os.path.expanduser(path))
-    if os.path.isdir(final):
+    if os.path.isdir(final) or path.endswith(("/", os.sep)):
         raise OutputError(f"{flag}={path} is a directory; pass a file path.")
+    clash = _input_clash(_resolved(final), [(f, p) for f, p in inputs if p])
+    if clash:
+        raise OutputError(f"{flag}={path}: {clash}; write the file somewhere else.")
+    owner = _replaced_whole_output_above(final)
+    if owner:
+        raise OutputError(f"{flag}={path} lies inside {owner} ({describe_kind(marker_kind(owner))}"
+                          "), which albert-tf writes and replaces whole; pass a path outside "
+                          "it.")
     if os.path.lexists(final) and not overwrite:
         raise OutputError(f"{flag}={path} exists; pass a new path, or --overwrite to replace "
                           "it.")
     check_writable(os.path.dirname(final), flag=flag, path=path)
     return final
+
+
+def _replaced_whole_output_above(path: str) -> str | None:
+    """The nearest directory above ``path`` that is an albert-tf output of a kind replaced
+    whole (not a run directory, which albert-tf writes into), or None."""
+    runs = {same_kind(k) for k in RUN_KINDS.values()}
+    parent = os.path.dirname(os.path.abspath(path))
+    while parent != os.path.dirname(parent):
+        if is_albert_tf_output(parent):
+            return None if marker_kind(parent) in runs else parent
+        parent = os.path.dirname(parent)
+    return None
 
 
 def write_text(path: str, text: str) -> None:
@@ -397,6 +446,11 @@ def check_run_directory(path: str, *, kind: str,
     """
     inputs = list(inputs)
     final = check_location(path, inputs=inputs, flag=flag)
+    owner = _replaced_whole_output_above(final)
+    if owner:        # an export, a model directory...: the run would be lost with it
+        raise OutputError(f"{flag}={path} lies inside {owner} "
+                          f"({describe_kind(marker_kind(owner))}), which albert-tf replaces "
+                          "whole; nothing was touched: pass a path outside it.")
     if os.path.islink(final) and not os.path.isdir(final):
         raise OutputError(f"{flag}={path} is a symbolic link to no directory; pass a new path.")
     if os.path.lexists(final) and not os.path.isdir(final):
@@ -422,14 +476,44 @@ def check_run_directory(path: str, *, kind: str,
 def _earlier_run(directory: str, kind: str) -> bool:
     """Whether ``directory`` (no marker) is a run of ``kind`` written before run directories
     had markers: training checkpoints, or a model directory albert-tf wrote (``best``,
-    ``final``, ``model``), or for the pipeline its ``stages`` records."""
+    ``final``, ``model``), or for the pipeline its ``stages`` records, for the benchmark its
+    results."""
     if same_kind(kind) == RUN_KINDS["albert-tf-run"]:
         return os.path.isdir(os.path.join(directory, "stages"))
+    if same_kind(kind) == RUN_KINDS["albert-tf-benchmark"]:   # its results, or its exports
+        return any(_benchmark_results(os.path.join(directory, name))
+                   for name in ("results.json", "compressed.json")) \
+            or _holds_outputs(os.path.join(directory, "artifacts"), depth=4)
     names = os.listdir(directory)
     if "checkpoint" in names or any(n.startswith("ckpt-") and n.endswith(".index")
                                     for n in names):
         return True
     return any(is_albert_tf_output(os.path.join(directory, n)) for n in ("best", "final", "model"))
+
+
+def _holds_outputs(directory: str, depth: int) -> bool:
+    """Whether an albert-tf output lies in ``directory``, at most ``depth`` levels down (the
+    exports albert-tf-benchmark builds: ``artifacts/<model>/<target>/<shape>``)."""
+    if depth < 0 or not os.path.isdir(directory) or os.path.islink(directory):
+        return False
+    if is_albert_tf_output(directory):
+        return True
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return any(_holds_outputs(os.path.join(directory, n), depth - 1) for n in names)
+
+
+def _benchmark_results(path: str) -> bool:
+    """Whether ``path`` is the results file of an albert-tf-benchmark run (``meta.cpu``)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and isinstance(record.get("meta"), dict) \
+        and "cpu" in record["meta"]
 
 
 @contextlib.contextmanager
@@ -475,8 +559,10 @@ def missing_parents(final: str) -> list[str]:
     return missing
 
 
-__all__ = ["CONVERTED_MODEL", "HF_DIRECTORY", "KERAS_HUB_PRESET", "MARKER_FILE", "MODEL_DIRECTORY",
-           "OutputError", "RUN_KINDS", "VOCABULARY", "check_location", "check_output",
+__all__ = ["CONVERTED_MODEL", "EXAMPLE_DATA", "HF_DIRECTORY", "KERAS_HUB_PRESET", "MARKER_FILE",
+           "MODEL_DIRECTORY",
+           "OutputError", "RUN_KINDS", "VOCABULARY", "check_base_directory", "check_location",
+           "check_output",
            "check_output_file", "check_run_directory", "check_writable", "describe_kind", "export_kind",
            "is_albert_tf_output", "make_sibling", "mark_run_directory", "marker_kind",
            "missing_parents", "remove_if_unused", "run_directory", "same_kind",

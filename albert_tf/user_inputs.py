@@ -6,7 +6,9 @@ written"). The checks here import no TensorFlow, so the commands run them first:
 
 - `artifact_kind` tells what an albert-tf path is: a model directory, a training run
   directory (checkpoints, its models in ``best/``, ``final/`` or ``model/``), a TFLite / ONNX
-  / OpenVINO export, a SavedModel or a TF Serving base directory; `describe` names it.
+  / OpenVINO export, a SavedModel or a TF Serving base directory; and what needs
+  ``albert-tf-convert`` first: a Hugging Face directory, a keras-hub preset, an original
+  TF1 checkpoint; `describe` names it, `convert_command` says how to convert it.
 - `model_dir` accepts a model directory (``config.json`` + weights) and otherwise says what
   the path is and which path to pass instead (``runs/sst2`` -> ``runs/sst2/best``).
 - `edge_export` does the same for the edge tools (``albert-tflite-*``): a TFLite, ONNX or
@@ -61,7 +63,20 @@ KINDS = {
     "saved_model": "a SavedModel (albert-tf-export --format=saved_model)",
     "serving": "a TF Serving base directory of SavedModels (albert-tf-export "
                "--format=saved_model)",
+    "hf": "a Hugging Face directory",
+    "keras_hub": "a keras-hub preset",
+    "google": "an original ALBERT/BERT TF1 checkpoint",
 }
+# The kinds albert-tf-convert turns into a model directory, with its --from.
+CONVERTIBLE = {"hf": "hf", "keras_hub": "keras_hub", "google": "google"}
+# What albert_tf.outputs' markers record for the Hugging Face and keras-hub outputs of
+# albert-tf-convert (albert_tf.outputs.HF_DIRECTORY, KERAS_HUB_PRESET).
+_MARKER_KINDS = {"hugging face directory": "hf", "keras-hub preset": "keras_hub"}
+MARKER_FILE = ".albert-tf-output.json"    # albert_tf.outputs.MARKER_FILE
+# Hugging Face weights (albert_tf.interop.readers.HF_WEIGHT_FILES) and original configs.
+HF_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json",
+                   "pytorch_model.bin", "pytorch_model.bin.index.json")
+GOOGLE_CONFIGS = ("albert_config.json", "bert_config.json")
 
 
 class InputError(ValueError):
@@ -89,13 +104,56 @@ def run_models(path: str) -> list[str]:
             if _is_model_dir(os.path.join(path, name))]
 
 
-def _export_format(directory: str) -> str | None:
+def _json(path: str) -> dict | None:
+    """The JSON object in ``path`` (None: no such file, unreadable, or not an object)."""
     try:
-        with open(os.path.join(directory, METADATA_FILE), encoding="utf-8") as f:
-            meta = json.load(f)
-    except (OSError, ValueError):
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError, RecursionError):
         return None
-    return _format_of_metadata(meta.get("format")) if isinstance(meta, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _export_format(directory: str) -> str | None:
+    meta = _json(os.path.join(directory, METADATA_FILE))
+    # (a keras-hub preset's metadata.json has no "format": it is no export of ours)
+    fmt = meta.get("format") if meta else None
+    return _format_of_metadata(fmt) if isinstance(fmt, str) else None
+
+
+def _converted_kind(path: str) -> str | None:
+    """``hf``, ``keras_hub`` or ``google`` when ``path`` is a directory albert-tf-convert
+    reads (`CONVERTIBLE`), else None. A Hugging Face directory: albert-tf's marker says so,
+    or its ``config.json`` has ``model_type`` / ``architectures``, or it holds Hugging Face
+    weights beside a ``config.json``; a keras-hub preset (``save_to_preset``): the marker,
+    a ``config.json`` of a keras-hub class (``"module": "keras_hub..."``) or a
+    ``metadata.json`` with ``keras_version``; an original release: ``albert_config.json``
+    / ``bert_config.json``, or a TF-Hub TF1 module (``tfhub_module.pb``)."""
+    marked = _MARKER_KINDS.get(_marker_kind(path))
+    if marked:
+        return marked
+    config = _json(os.path.join(path, CONFIG_FILE))
+    if config is not None:
+        module, registered = config.get("module"), config.get("registered_name")
+        if (isinstance(module, str) and module.startswith("keras_hub")) or (
+                isinstance(registered, str) and registered.startswith("keras_hub>")):
+            return "keras_hub"
+        if "model_type" in config or "architectures" in config or any(
+                os.path.isfile(os.path.join(path, n)) for n in HF_WEIGHT_FILES):
+            return "hf"
+    meta = _json(os.path.join(path, METADATA_FILE))
+    if meta is not None and ("keras_version" in meta or "keras_hub_version" in meta):
+        return "keras_hub"
+    if any(os.path.isfile(os.path.join(path, n)) for n in (*GOOGLE_CONFIGS, "tfhub_module.pb")):
+        return "google"
+    return None
+
+
+def _marker_kind(directory: str) -> str:
+    """The kind albert-tf's output marker in ``directory`` records (``""``: none)."""
+    record = _json(os.path.join(directory, MARKER_FILE))
+    kind = record.get("kind") if record else None
+    return kind if isinstance(kind, str) else ""
 
 
 def _is_serving_base(path: str) -> bool:
@@ -128,6 +186,9 @@ def artifact_kind(path: str) -> str | None:
     fmt = _export_format(path)
     if fmt:
         return fmt
+    converted = _converted_kind(path)
+    if converted:
+        return converted
     if os.path.isfile(os.path.join(path, "saved_model.pb")):
         return "saved_model"
     if _is_model_dir(path):
@@ -141,6 +202,25 @@ def artifact_kind(path: str) -> str | None:
 
 def describe(kind: str) -> str:
     return KINDS[kind]
+
+
+def convert_command(kind: str, path: str, output: str = "DIR") -> str:
+    """The albert-tf-convert command that turns ``path`` (of a `CONVERTIBLE` kind) into an
+    albert-tf model directory."""
+    return f"albert-tf-convert --from={CONVERTIBLE[kind]} --input={path} --output_dir={output}"
+
+
+def needs_conversion(path: str, flag: str, what: str = "not an albert-tf model directory",
+                     then: str = "") -> str | None:
+    """The line for a ``path`` that albert-tf-convert must turn into a model directory first
+    (`CONVERTIBLE`: ``--model_dir=hf/sst2 is a Hugging Face directory, not an albert-tf model
+    directory: convert it first: albert-tf-convert --from=hf ...``), else None. ``then``:
+    what to do with the converted directory (``, then export DIR``)."""
+    kind = artifact_kind(path) if os.path.isdir(path) else None
+    if kind not in CONVERTIBLE:
+        return None
+    return (f"{flag}={path} is {describe(kind)}, {what}: convert it first: "
+            f"{convert_command(kind, path)}{then}.")
 
 
 def _run_hint(path: str, flag: str) -> str:
@@ -174,6 +254,8 @@ def model_dir(path: str | None, flag: str, *, finetuned: bool = False,
     if kind in ("tflite", "onnx", "openvino", "saved_model", "serving"):
         raise InputError(f"{flag}={path} is {describe(kind)}, not a model directory: pass the "
                          "model directory it was exported from.")
+    if kind in CONVERTIBLE:
+        raise InputError(needs_conversion(path, flag))
     if os.path.isfile(path):
         raise InputError(f"{flag}={path} is a file; pass an albert-tf model directory "
                          "(config.json, weights.*).")
@@ -181,6 +263,7 @@ def model_dir(path: str | None, flag: str, *, finetuned: bool = False,
         raise InputError(f"{flag}={path} is not an albert-tf model directory (no {CONFIG_FILE}); "
                          "pass one written by albert-tf-finetune, -pretrain, -compress or "
                          "-convert.")
+    _check_json(path, CONFIG_FILE, flag)
     if weights and not os.path.isfile(os.path.join(path, WEIGHTS_INDEX)) \
             and not _has_checkpoint(path):
         raise InputError(f"{flag}={path} has {CONFIG_FILE} but no weights ({WEIGHTS_INDEX}): "
@@ -190,6 +273,30 @@ def model_dir(path: str | None, flag: str, *, finetuned: bool = False,
                          f"pass a finetuned one{doing} (albert-tf-finetune "
                          f"--init_checkpoint={path} writes one).")
     return path
+
+
+def _check_json(directory: str, name: str, flag: str) -> None:
+    """An `InputError` unless ``directory``'s file ``name`` (``config.json``) is a JSON
+    object: an empty, cut or damaged file is refused here, before TensorFlow loads."""
+    path = os.path.join(directory, name)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 24)
+    except OSError as e:
+        raise InputError(f"{flag}={directory}: its {name} cannot be read "
+                         f"({e.strerror or e}).") from None
+    fix = (f"copy the model directory again ({name} is written with its weights by "
+           "albert-tf-finetune, -pretrain, -compress or -convert).")
+    if not data.strip():
+        raise InputError(f"{flag}={directory}: its {name} is empty; {fix}")
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise InputError(f"{flag}={directory}: its {name} is not valid JSON "
+                         f"({one_line(e)[:160]}); {fix}") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{flag}={directory}: its {name} is a JSON {type(value).__name__}, "
+                         f"not an object of model settings; {fix}")
 
 
 def init_checkpoint(path: str | None, flag: str = "--init_checkpoint") -> str | None:
@@ -215,6 +322,56 @@ def init_checkpoint(path: str | None, flag: str = "--init_checkpoint") -> str | 
 def checkpoint_step_files(path: str) -> bool:
     """Whether ``path`` holds training checkpoints (``checkpoint`` / ``ckpt-N.index``)."""
     return os.path.isdir(path) and _has_checkpoint(path)
+
+
+# What albert-tf-convert --from=X reads, for the messages of `convert_source_problem`.
+_SOURCES = {"google": "an original TF1 checkpoint (model.ckpt-best + albert_config.json)",
+            "hf": "a Hugging Face directory (config.json + model.safetensors or "
+                  "pytorch_model.bin)",
+            "keras_hub": "a keras-hub preset directory (save_to_preset)"}
+
+
+def convert_source_problem(path: str, source_format: str, flag: str | None = "--input"
+                           ) -> str | None:
+    """Why ``albert-tf-convert --from=source_format`` cannot read ``path`` when what the
+    path is says so without reading it (None: it may be a source of that format, or it is
+    for the reader to judge): an albert-tf model directory or run (nothing to convert), an
+    export, or a source of another format (the right ``--from``). ``flag`` names the path
+    in the message (None: the path alone, for the Python API)."""
+    if source_format == "hf":
+        missing = missing_hf_model(path)
+        if missing:
+            return missing
+    if not os.path.isdir(path):
+        return None
+    kind = artifact_kind(path)
+    name = f"{flag}={path}" if flag else path
+    reads = _SOURCES.get(source_format, "")
+    if kind in CONVERTIBLE:
+        if CONVERTIBLE[kind] == source_format:
+            return None
+        return (f"{name} is {describe(kind)}, not {reads}: pass --from={CONVERTIBLE[kind]} "
+                f"({convert_command(kind, path)}).")
+    if kind == "model" and not (os.path.isfile(os.path.join(path, WEIGHTS_INDEX))
+                                or _marker_kind(path)):
+        return None    # config.json beside a TF1 checkpoint: --from=google reads it
+    if kind == "model":
+        return (f"{name} is {describe('model')} already: nothing to convert (export it as it "
+                f"is: albert-tf-export --model_dir={path}); to write it as a Hugging Face "
+                "directory or a keras-hub preset, drop --from: albert-tf-convert --to=hf (or "
+                f"--to=keras_hub) --input={path} --output_dir=DIR.")
+    if kind == "run":
+        models = " and ".join(run_models(path)) or os.path.join(path, "best")
+        return (f"{name} is {describe('run')}: its model directories ({models}) are albert-tf "
+                "model directories already, nothing to convert; to write one as a Hugging "
+                "Face directory or a keras-hub preset, drop --from: albert-tf-convert --to=hf "
+                f"(or --to=keras_hub) --input={models.split(' and ')[0]} --output_dir=DIR.")
+    if kind is not None:
+        ours = kind not in ("saved_model", "serving") or bool(_marker_kind(path))
+        return (f"{name} is {describe(kind)}, not {reads}: albert-tf-convert does not read "
+                "exports" + ("; the model directory it was exported from is an albert-tf "
+                             "model directory already" if ours else "") + ".")
+    return None
 
 
 def missing_hf_model(path: str) -> str | None:
@@ -247,6 +404,10 @@ def edge_export(path: str, flag: str = "--model",
     if kind == "model":
         raise InputError(f"{flag}={path} is {describe('model')}, not an export: export it first "
                          f"(albert-tf-export --model_dir={path} --format=tflite --output=DIR).")
+    if kind in CONVERTIBLE:
+        raise InputError(needs_conversion(
+            path, flag, "not an export", then=", then export DIR (albert-tf-export "
+            "--model_dir=DIR --format=tflite --output=EXPORT)"))
     if kind == "run":
         models = run_models(path)
         model = models[0] if models else os.path.join(path, "best")
@@ -364,7 +525,8 @@ def input_file(path: str | None, flag: str, what: str = "text") -> str:
     return path
 
 
-__all__ = ["ArgumentParser", "InputError", "KINDS", "artifact_kind", "at_least",
-           "checkpoint_step_files", "describe", "edge_export", "init_checkpoint", "input_file",
-           "int_list", "missing_hf_model", "missing_runtime", "model_dir", "one_line",
-           "run_models", "text"]
+__all__ = ["CONVERTIBLE", "ArgumentParser", "InputError", "KINDS", "artifact_kind", "at_least",
+           "checkpoint_step_files", "convert_command", "convert_source_problem", "describe",
+           "edge_export", "init_checkpoint", "input_file", "int_list", "missing_hf_model",
+           "missing_runtime", "model_dir", "needs_conversion", "one_line", "run_models",
+           "text"]

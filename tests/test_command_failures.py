@@ -309,7 +309,7 @@ CASES = [
          "holds files albert-tf did not write", "nothing was touched"),
     case("export-output-earlier-export", "albert-tf-export",
          "--model_dir={model} --format=tflite --output={tflite}",
-         "already exists (an earlier albert-tf output)", "pass --overwrite"),
+         "already exists (an earlier albert-tf output: a tflite export", "pass --overwrite"),
     case("convert-keras-hub-users-directory", "albert-tf-convert",
          "--to=keras_hub --input={model} --output_dir={user_dir} --overwrite",
          "--output_dir={user_dir} holds files albert-tf did not write"),
@@ -397,6 +397,38 @@ CASES = [
          "--mode=eval --model_dir={run} --eval_files={records}",
          "--model_dir={run} is a run of albert-tf-finetune", "albert-tf-finetune --mode=eval",
          before_tf=True),
+    case("tflite-evaluate-json-inside-the-model", "albert-tflite-evaluate",
+         f"--model={{tflite}} --task=sst2 --json={{tflite}}/metadata.json --overwrite {DATA}",
+         "--json={tflite}/metadata.json: it lies inside --model={tflite}, an input"),
+    case("tflite-evaluate-json-inside-a-model-directory", "albert-tflite-evaluate",
+         f"--model={{tflite}} --task=sst2 --json={{model}}/config.json --overwrite {DATA}",
+         "--json={model}/config.json lies inside {model} (an albert-tf model directory",
+         "replaces whole"),
+    case("export-saved-model-into-a-model-directory", "albert-tf-export",
+         "--model_dir={model} --format=saved_model --output={run}/final",
+         "{run}/final is an albert-tf model directory", "not a base directory of SavedModels",
+         before_tf=True),
+    case("export-saved-model-into-a-models-versions", "albert-tf-export",
+         "--model_dir={model} --format=saved_model --output={serving_model}",
+         "is one model's directory inside a TF Serving base", before_tf=True),
+    case("finetune-train-another-tasks-run", "albert-tf-finetune",
+         f"--task=rte --model_dir={{run}} {TINY} {DATA}",
+         "--model_dir={run} is a run of task sst2 (its experiment.yaml)",
+         "pass a new --model_dir", before_tf=True),
+    case("finetune-predict-output-a-directory", "albert-tf-finetune",
+         f"--mode=predict --model_dir={{run}} --predict_output=newdir/ {DATA}",
+         "--predict_output=newdir/ is a directory", before_tf=True),
+    case("finetune-predict-output-under-a-file", "albert-tf-finetune",
+         f"--mode=predict --model_dir={{run}} --predict_output={{text}}/p.tsv {DATA}",
+         "{text} is a file, not a directory", before_tf=True),
+    case("compress-another-init-models-run", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir={{compress_run}} --stages=pruning {DATA}",
+         "--model_dir={compress_run} holds the compression of --init_model=/elsewhere/model",
+         "pass a new --model_dir", before_tf=True),
+    case("run-other-settings", "albert-tf-run",
+         f"--experiment=run_quick --output_dir={{pipeline_run}} {DATA}",
+         "holds a run made with other settings (finetune.max_steps: 1000 -> 2000",
+         "pass a new --output_dir", before_tf=True),
     case("export-seq-lengths-past-the-positions", "albert-tf-export",
          "--model_dir={model} --format=tflite --output=out --seq_lengths=16,600",
          "--seq_lengths=16,600: each must be in [3, 128] (128: max_position_embeddings of "
@@ -442,6 +474,198 @@ CASES = [
          "--to=keras_hub --input={model} --output_dir=out",
          "--output_dir=out: cannot write in", "(Read-only file system)", before_tf=True,
          read_only_cwd=True),
+    # Fresh pass (issue #44): conversions and the SavedModel CLI. A Hugging Face directory or
+    # a keras-hub preset (written by albert-tf-convert --to=...) where a model directory or
+    # an export goes is named, with the conversion that makes one; --from names what the
+    # input is (an albert-tf model directory: nothing to convert; another format: its
+    # --from); the SavedModel CLI says what is wrong with the flags (the signature's inputs,
+    # its signatures, --outdir), "damaged" only when the SavedModel cannot be read.
+    case("export-hf-directory", "albert-tf-export",
+         "--model_dir={hf} --format=tflite --output=out",
+         "--model_dir={hf} is a Hugging Face directory",
+         "convert it first: albert-tf-convert --from=hf --input={hf} --output_dir=DIR",
+         before_tf=True),
+    case("finetune-init-hf-directory", "albert-tf-finetune",
+         f"--task=sst2 --init_checkpoint={{hf}} --model_dir=out {TINY} {DATA}",
+         "--init_checkpoint={hf} is a Hugging Face directory",
+         "albert-tf-convert --from=hf --input={hf} --output_dir=DIR", before_tf=True),
+    case("finetune-init-keras-hub-preset", "albert-tf-finetune",
+         f"--task=sst2 --init_checkpoint={{keras_hub}} --model_dir=out {TINY} {DATA}",
+         "--init_checkpoint={keras_hub} is a keras-hub preset",
+         "albert-tf-convert --from=keras_hub --input={keras_hub} --output_dir=DIR",
+         before_tf=True),
+    case("finetune-eval-hf-directory", "albert-tf-finetune",
+         f"--task=sst2 --mode=eval --model_dir={{hf}} {DATA}",
+         "--mode=eval: --model_dir={hf} is a Hugging Face directory, not a training run",
+         "albert-tf-convert --from=hf --input={hf}", "--init_checkpoint=DIR", before_tf=True),
+    case("compress-hf-directory", "albert-tf-compress",
+         f"--init_model={{hf}} --model_dir=out --stages=pruning {DATA}",
+         "--init_model={hf} is a Hugging Face directory", "convert it first", before_tf=True),
+    case("benchmark-hf-directory", "albert-tf-benchmark",
+         "--models= --model_dirs={hf} --runtimes=tf --shapes=1x16",
+         "--model_dirs={hf} is a Hugging Face directory", "--from=hf", before_tf=True),
+    case("tflite-run-hf-directory", "albert-tflite-run", "--model={hf} --text=hi",
+         "--model={hf} is a Hugging Face directory, not an export",
+         "albert-tf-convert --from=hf --input={hf} --output_dir=DIR, then export DIR",
+         before_tf=True),
+    case("tflite-run-keras-hub-preset", "albert-tflite-run", "--model={keras_hub} --text=hi",
+         "--model={keras_hub} is a keras-hub preset, not an export", "--from=keras_hub",
+         before_tf=True),
+    case("convert-to-hf-hf-directory", "albert-tf-convert",
+         "--to=hf --input={hf} --output_dir=out",
+         "--input={hf} is a Hugging Face directory already",
+         "albert-tf-convert --from=hf --input={hf} --output_dir=DIR", before_tf=True),
+    case("convert-from-google-model-directory", "albert-tf-convert",
+         "--from=google --input={model} --output_dir=out",
+         "--input={model} is an albert-tf model directory already: nothing to convert",
+         "drop --from", before_tf=True),
+    case("convert-from-hf-model-directory", "albert-tf-convert",
+         "--from=hf --input={model} --output_dir=out",
+         "--input={model} is an albert-tf model directory already", before_tf=True),
+    case("convert-from-hf-keras-hub-preset", "albert-tf-convert",
+         "--from=hf --input={keras_hub} --output_dir=out",
+         "--input={keras_hub} is a keras-hub preset, not a Hugging Face directory",
+         "pass --from=keras_hub", before_tf=True),
+    case("convert-from-keras-hub-hf-directory", "albert-tf-convert",
+         "--from=keras_hub --input={hf} --output_dir=out",
+         "--input={hf} is a Hugging Face directory", "pass --from=hf", before_tf=True),
+    case("saved-model-cli-hf-directory", "albert-tf-saved-model-cli", "show --dir {hf} --all",
+         "--dir={hf} is a Hugging Face directory, not a SavedModel",
+         "--format=saved_model", before_tf=True),
+    case("saved-model-cli-wrong-input-key", "albert-tf-saved-model-cli",
+         ("run", "--dir", "{saved_model}", "--tag_set", "serve", "--signature_def",
+          "serving_default", "--input_exprs", 'sentence=["a gorgeous film"]'),
+         "the signature serving_default takes the input(s) text (not sentence)",
+         "--input_exprs 'text=[...]'"),
+    case("saved-model-cli-unknown-signature", "albert-tf-saved-model-cli",
+         ("run", "--dir", "{saved_model}", "--tag_set", "serve", "--signature_def", "nope",
+          "--input_exprs", 'text=["a gorgeous film"]'),
+         "--signature_def=nope: the SavedModel {saved_model} has no such signature",
+         "its signatures: encode, serving_default, tokenize"),
+    case("saved-model-cli-outdir-a-file", "albert-tf-saved-model-cli",
+         ("run", "--dir", "{saved_model}", "--tag_set", "serve", "--signature_def",
+          "serving_default", "--input_exprs", 'text=["a gorgeous film"]', "--outdir={text}"),
+         "--outdir={text}: {text} is a file", "pass a directory"),
+    # Fresh pass (issue #44): data and tasks. A GLUE task is read only from its own folder
+    # (another task's folder as --data_dir scored CoLA as SST-2); a custom task's model or
+    # files get one line saying what reads them (never advice that cannot be followed, a
+    # dropped row or a traceback); pretraining data is made from text only; the vocabulary
+    # fits the model before TensorFlow loads.
+    case("tflite-evaluate-another-tasks-folder", "albert-tflite-evaluate",
+         "--model={tflite} --task=sst2 --data_dir={data}/glue/CoLA",
+         "data directory {data}/glue/CoLA is the folder of GLUE task cola (CoLA/), not task "
+         "sst2's", "DATA_DIR/glue/SST-2/ or DATA_DIR/SST-2/", before_tf=True),
+    case("finetune-eval-another-tasks-folder", "albert-tf-finetune",
+         "--mode=eval --model_dir={run} --data_dir={data}/glue/CoLA",
+         "is the folder of GLUE task cola (CoLA/), not task sst2's", before_tf=True),
+    case("compress-another-tasks-folder", "albert-tf-compress",
+         "--init_model={model} --model_dir=out --stages=pruning --data_dir={data}/glue/CoLA",
+         "is the folder of GLUE task cola (CoLA/), not task sst2's", before_tf=True),
+    case("tflite-evaluate-model-of-another-task-first", "albert-tflite-evaluate",
+         f"--model={{tflite}} --task=stsb {DATA}",
+         "was trained on task 'sst2' (its metadata.json), not --task=stsb", before_tf=True),
+    case("tflite-evaluate-custom-tasks-model", "albert-tflite-evaluate",
+         f"--model={{custom_tflite}} --task=sst2 {DATA}",
+         "was trained on the custom task 'mine'", "scores GLUE and SentEval tasks only",
+         "albert-tf-finetune --mode=eval --task=mine", before_tf=True),
+    case("tflite-evaluate-custom-task", "albert-tflite-evaluate",
+         f"--model={{custom_tflite}} --task=mine {DATA}",
+         "unknown task 'mine': albert-tflite-evaluate scores GLUE and SentEval tasks",
+         "albert-tf-finetune --mode=eval", before_tf=True),
+    case("compress-custom-tasks-model", "albert-tf-compress",
+         f"--init_model={{custom_model}} --model_dir=out --stages=pruning {DATA}",
+         "--init_model={custom_model} was finetuned on the custom task 'mine' (its task.json)",
+         "albert-tf-compress trains and scores on GLUE tasks only", before_tf=True),
+    case("finetune-custom-predict-without-test-file", "albert-tf-finetune",
+         f"--task=mine --mode=predict --init_checkpoint={{model}} --model_dir=out {TINY} "
+         "--params_override=task.train_file={mine_train},task.dev_file={mine_dev}",
+         "--mode=predict reads the test split, and task 'mine' has none",
+         "--params_override=task.test_file=FILE", before_tf=True),
+    case("finetune-custom-unknown-dev-label", "albert-tf-finetune",
+         f"--task=mine --mode=eval --init_checkpoint={{model}} --model_dir=out {TINY} "
+         "--params_override=task.train_file={mine_train},task.dev_file={mine_dev}",
+         "{mine_dev}, line 3: label 'neutral' is not one of the task's labels (0, 1: the "
+         "labels of the train file {mine_train})"),
+    case("pretraining-data-input-is-records", "albert-tf-create-pretraining-data",
+         "--input_file={records} --output_file=out/x.tfrecord --vocab_file={model}",
+         "--input_file: '{records}' is a TFRecord file, not raw text", before_tf=True),
+    case("pretraining-data-input-is-binary", "albert-tf-create-pretraining-data",
+         "--input_file={binary} --output_file=out/x.tfrecord --vocab_file={model}",
+         "--input_file: '{binary}' is binary (NUL bytes), not UTF-8 text", before_tf=True),
+    case("finetune-init-checkpoint-vocabulary-swapped", "albert-tf-finetune",
+         f"--task=sst2 --mode=eval --init_checkpoint={{swapped_vocab}} --model_dir=out {DATA}",
+         "--init_checkpoint={swapped_vocab}: the vocabulary {swapped_vocab}/vocab.txt has 2000 "
+         "tokens but the model's vocab_size (config.json) is 8000", before_tf=True),
+    case("finetune-model-config-smaller-than-vocabulary", "albert-tf-finetune",
+         f"--task=sst2 --model_config=bert_tiny --model_dir=out {DATA}",
+         "has 8000 tokens but the model's embedding (bert_tiny: model.vocab_size) has 1000 "
+         "rows", "--params_override=model.vocab_size=8000", before_tf=True),
+    # Fresh pass (issue #44): writers and edge tools. A writer never replaces what albert-tf
+    # did not write (albert-tflite-metadata beside a user's .tflite, albert-tf-benchmark's
+    # --output_dir), a .tflite is described only with the model it was exported from, and
+    # what needs no model is refused before TensorFlow loads: a vocabulary that is not the
+    # model's (or empty), a binary calibration file, int16x8 (LiteRT cannot run it),
+    # --with_tokenizer with int8, qat without a QAT model, an empty config.json.
+    case("tflite-metadata-users-files", "albert-tflite-metadata",
+         "--model={user_app}/model.tflite --model_dir={model}",
+         "--model={user_app}/model.tflite: {user_app} already holds metadata.json, "
+         "vocab.model, labels.txt, which albert-tf did not write; nothing was written",
+         "--overwrite", before_tf=True),
+    case("tflite-metadata-another-task", "albert-tflite-metadata",
+         "--model={tflite}/model.tflite --model_dir={rte_task}",
+         "--model={tflite}/model.tflite is a model of task 'sst2' (its embedded metadata), "
+         "not of --model_dir={rte_task} (task 'rte')", before_tf=True),
+    case("tflite-metadata-other-labels", "albert-tflite-metadata",
+         "--model={tflite}/model.tflite --model_dir={mnli_task}",
+         "signature serving_default's probabilities has 2 scores per example but "
+         "--model_dir={mnli_task} (task 'mnli') has 3 labels", before_tf=True),
+    case("tflite-metadata-unknown-quantization", "albert-tflite-metadata",
+         "--model={tflite}/model.tflite --model_dir={model} --quantization=banana",
+         "--quantization: invalid choice: 'banana'", before_tf=True),
+    case("benchmark-output-users-directory", "albert-tf-benchmark",
+         "--models= --model_dirs={model} --runtimes=tflite_dynamic --shapes=1x16 "
+         "--output_dir={user_dir}",
+         "--output_dir={user_dir} holds files albert-tf did not write", before_tf=True),
+    case("benchmark-output-an-export", "albert-tf-benchmark",
+         "--models= --model_dirs={model} --runtimes=tflite_dynamic --shapes=1x16 "
+         "--output_dir={tflite}", "--output_dir={tflite} is a tflite export (albert-tf-export), "
+         "not the run directory of albert-tf-benchmark", before_tf=True),
+    case("benchmark-output-inside-the-model", "albert-tf-benchmark",
+         "--models= --model_dirs={model} --runtimes=tflite_dynamic --shapes=1x16 "
+         "--output_dir={model}/bench",
+         "--output_dir={model}/bench: it lies inside --model_dirs={model}", before_tf=True),
+    case("benchmark-read-only-directory", "albert-tf-benchmark",
+         "--models= --model_dirs={model} --runtimes=tflite_dynamic --shapes=1x16 "
+         "--output_dir=out", "--output_dir=out: cannot write in", "(Read-only file system)",
+         before_tf=True, read_only_cwd=True),
+    case("info-run-directory", "albert-tf-info", "--models={run}",
+         "--models={run} is the run directory", "pass --models={run}/best", before_tf=True),
+    case("export-calibration-binary", "albert-tf-export",
+         "--model_dir={model} --format=tflite --quantization=int8 --output=out "
+         "--calibration_file={binary}",
+         "--calibration_file={binary} is a binary file (NUL bytes), not text", before_tf=True),
+    case("export-int16x8", "albert-tf-export",
+         "--model_dir={model} --format=tflite --quantization=int16x8 --output=out",
+         "--quantization=int16x8: LiteRT cannot run albert-tf's int16x8 models",
+         "use --quantization=int8", before_tf=True),
+    case("export-with-tokenizer-int8", "albert-tf-export",
+         "--model_dir={model} --format=tflite --quantization=int8 --with_tokenizer --output=out",
+         "--with_tokenizer with --quantization=int8: calibration runs the ids signatures",
+         before_tf=True),
+    case("export-qat-without-a-qat-model", "albert-tf-export",
+         "--model_dir={model} --format=tflite --quantization=qat --output=out",
+         "--quantization=qat needs a quantization-aware trained model and "
+         "--model_dir={model} holds none", "--qat_model_dir=DIR", before_tf=True),
+    case("export-another-vocabulary", "albert-tf-export",
+         "--model_dir={model} --vocab_file={wordpiece_vocab} --format=onnx --output=out",
+         "--vocab_file={wordpiece_vocab} (wordpiece) is not the vocabulary the model was "
+         "trained with, {model}/vocab.model (sentencepiece, another sha256)", before_tf=True),
+    case("export-empty-vocabulary", "albert-tf-export",
+         "--model_dir={empty_vocab} --format=tflite --output=out",
+         "{empty_vocab}/vocab.model is empty", before_tf=True),
+    case("export-empty-config", "albert-tf-export",
+         "--model_dir={empty_config} --format=tflite --output=out",
+         "--model_dir={empty_config}: its config.json is empty", before_tf=True),
     # Documented examples and shipped configs (issue #44): a shipped compress config that
     # does not fit the model is refused before it loads, naming the value that fits; a
     # custom task's relative files are read here, else from the data directory.
@@ -490,12 +714,29 @@ ARTIFACTS = {
     "run_users_best": "runs/users_best",     # a finetune run's checkpoints, best/ the user's
     "users_experiment": "runs/users_experiment",   # only the user's own experiment.yaml
     "pretrain_run": "runs/pretrain",    # a marked albert-tf-pretrain run directory
+    "mine_train": "files/mine_train.tsv",   # a custom task's train file: labels 0 and 1
+    "mine_dev": "files/mine_dev.tsv",   # its dev file, line 3 labeled 'neutral'
+    "custom_tflite": "exports/custom_tflite",   # the tflite export, recording task 'mine'
+    "custom_model": "custom_model",     # the model directory, its task.json's task 'mine'
+    "swapped_vocab": "swapped_vocab",   # the model directory with a 2000-token vocab.txt
     "truncated_weights": "damaged/truncated_weights",   # model dir, weights cut short
     "damaged_weights": "damaged/damaged_weights",       # model dir, 64 bytes overwritten
     "truncated_tflite": "damaged/tflite",
     "truncated_onnx": "damaged/onnx",
     "truncated_openvino": "damaged/openvino",            # model.bin cut short
     "truncated_saved_model": "damaged/saved_model",      # saved_model.pb cut short
+    "user_app": "user/app",             # the tflite export's model.tflite + the user's files
+    "rte_task": "models/rte",           # the model directory with an RTE task.json
+    "mnli_task": "models/mnli",         # ... with an MNLI task.json (3 labels)
+    "binary": "files/binary.bin",       # NUL bytes
+    "wordpiece_vocab": "files/vocab.txt",   # a WordPiece vocabulary (not the model's)
+    "empty_vocab": "damaged/empty_vocab",   # the model directory with an empty vocab.model
+    "empty_config": "damaged/empty_config",     # ... with an empty config.json
+    "serving_model": "exports/serving/sst2",  # one model's versions in a TF Serving base
+    "compress_run": "runs/compress",    # a compress run of another init model (run.json)
+    "pipeline_run": "runs/pipeline",    # a pipeline run made with other settings
+    "hf": "converted/hf",               # the model as albert-tf-convert --to=hf writes it
+    "keras_hub": "converted/keras_hub",  # ... and --to=keras_hub (a task preset)
 }
 
 
@@ -546,6 +787,11 @@ def build_artifacts(root: str) -> dict[str, str]:
     from tests.training_fixtures import write_pretraining_tfrecords
     write_pretraining_tfrecords(paths["records"], num_examples=4)
     _damaged_and_foreign_runs(paths)
+    _fresh_pass_artifacts(paths)
+    _custom_task_artifacts(paths)
+    from albert_tf.interop import export_hf, export_keras_hub
+    export_hf(paths["model"], paths["hf"])
+    export_keras_hub(paths["model"], paths["keras_hub"])
     os.makedirs(os.path.join(paths["user_dir"], "sub"))
     for name in ("important.txt", os.path.join("sub", "notes.md")):
         with open(os.path.join(paths["user_dir"], name), "w", encoding="utf-8") as f:
@@ -595,6 +841,67 @@ def _damaged_and_foreign_runs(paths: dict[str, str]) -> None:
               encoding="utf-8") as f:
         f.write("# the user's own settings\nlearning_rate: 0.1\n")
     outputs.mark_run_directory(paths["pretrain_run"], outputs.RUN_KINDS["albert-tf-pretrain"])
+    outputs.mark_run_directory(paths["compress_run"], outputs.RUN_KINDS["albert-tf-compress"])
+    with open(os.path.join(paths["compress_run"], "run.json"), "w", encoding="utf-8") as f:
+        f.write('{"init_model": "/elsewhere/model"}\n')
+    outputs.mark_run_directory(paths["pipeline_run"], outputs.RUN_KINDS["albert-tf-run"])
+    from albert_tf.pipeline.driver import SETTINGS_FILE, _settings
+    from albert_tf.pipeline.pipeline_config import load_pipeline_config
+    import yaml
+    earlier = _settings(load_pipeline_config("run_quick", ["finetune.max_steps=1000"]))
+    with open(os.path.join(paths["pipeline_run"], SETTINGS_FILE), "w", encoding="utf-8") as f:
+        yaml.safe_dump(earlier, f)
+
+
+def _custom_task_artifacts(paths: dict[str, str]) -> None:
+    """A custom task's files, copies of the model and its tflite export recording a custom
+    task, and the model directory with another vocabulary."""
+    for name, rows in (("mine_train", "a gorgeous film\t1\ndull and lifeless\t0\n"),
+                       ("mine_dev", "a witty film\t1\nit is a film\tneutral\n")):
+        with open(paths[name], "w", encoding="utf-8") as f:
+            f.write("sentence\tlabel\n" + rows)
+    for name, source, record in (("custom_tflite", "tflite", "metadata.json"),
+                                 ("custom_model", "model", "task.json")):
+        shutil.copytree(paths[source], paths[name])
+        with open(os.path.join(paths[name], record), encoding="utf-8") as f:
+            values = json.load(f)
+        with open(os.path.join(paths[name], record), "w", encoding="utf-8") as f:
+            json.dump(dict(values, task="mine"), f)
+    shutil.copytree(paths["model"], paths["swapped_vocab"])
+    os.remove(os.path.join(paths["swapped_vocab"], "vocab.model"))
+    with open(os.path.join(paths["swapped_vocab"], "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(f"{t}\n" for t in ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                        + [f"piece{i}" for i in range(1995)]))
+
+
+def _fresh_pass_artifacts(paths: dict[str, str]) -> None:
+    """The artifacts of the fresh pass's writer and edge-tool rows: a user's app directory
+    holding a copy of the TFLite export's model and the user's own metadata.json, labels.txt
+    and vocab.model; copies of the model directory with another task's task.json, an empty
+    vocab.model, an empty config.json; a binary file; a WordPiece vocabulary."""
+    os.makedirs(paths["user_app"])
+    shutil.copy(os.path.join(paths["tflite"], "model.tflite"), paths["user_app"])
+    for name, text in (("metadata.json", '{"my": "app"}\n'), ("labels.txt", "mine\n"),
+                       ("vocab.model", "the user's vocabulary\n")):
+        with open(os.path.join(paths["user_app"], name), "w", encoding="utf-8") as f:
+            f.write(text)
+    for name, task in (("rte_task", dict(task="rte", label_list=["entailment",
+                                                                  "not_entailment"])),
+                       ("mnli_task", dict(task="mnli", label_list=["contradiction",
+                                                                    "entailment", "neutral"]))):
+        shutil.copytree(paths["model"], paths[name])
+        with open(os.path.join(paths[name], "task.json"), encoding="utf-8") as f:
+            values = json.load(f)
+        with open(os.path.join(paths[name], "task.json"), "w", encoding="utf-8") as f:
+            json.dump(dict(values, text_pair=True, **task), f)
+    for name, file in (("empty_vocab", "vocab.model"), ("empty_config", "config.json")):
+        shutil.copytree(paths["model"], paths[name])
+        open(os.path.join(paths[name], file), "w").close()
+    with open(paths["binary"], "wb") as f:
+        f.write(bytes(range(256)) * 4)
+    from albert_tf.text.vocabulary import WORDPIECE_SPECIAL_TOKENS, write_vocab_txt
+    write_vocab_txt(list(WORDPIECE_SPECIAL_TOKENS) + ["a", "film", "good"],
+                    paths["wordpiece_vocab"])
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
@@ -771,6 +1078,47 @@ def test_the_checks_before_tensorflow_import_none():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
     assert out.strip() == "[]", out
+
+
+def test_what_a_path_is_hugging_face_keras_hub_google(tmp_path):
+    """`artifact_kind` knows the sources albert-tf-convert reads (issue #44, fresh pass):
+    before, a Hugging Face directory was "a model directory" (it has config.json) and a
+    keras-hub preset "a SavedModel" (its metadata.json has no export format)."""
+    from albert_tf import outputs
+    from albert_tf.user_inputs import artifact_kind, convert_source_problem
+
+    def layout(name: str, files: dict[str, object]) -> str:
+        directory = tmp_path / name
+        directory.mkdir()
+        for file, content in files.items():
+            (directory / file).write_text(content if isinstance(content, str)
+                                          else json.dumps(content))
+        return str(directory)
+
+    ours = layout("ours", {"config.json": {"hidden_size": 8}, "weights.index": ""})
+    hf_marked = layout("hf_marked", {"config.json": {"hidden_size": 8}})
+    outputs.write_marker(hf_marked, outputs.HF_DIRECTORY)
+    kinds = {
+        ours: "model",
+        hf_marked: "hf",
+        layout("hf", {"config.json": {"model_type": "albert"}, "model.safetensors": ""}): "hf",
+        layout("hf_bin", {"config.json": {"architectures": ["BertModel"]},
+                          "pytorch_model.bin": ""}): "hf",
+        layout("keras_hub", {"config.json": {"module": "keras_hub.src.models.albert."
+                                             "albert_backbone", "class_name": "AlbertBackbone"},
+                             "metadata.json": {"keras_version": "3.15.1"},
+                             "model.weights.h5": ""}): "keras_hub",
+        layout("keras_hub_meta", {"metadata.json": {"keras_version": "3.15.1",
+                                                    "keras_hub_version": "0.32.0"}}): "keras_hub",
+        layout("google", {"albert_config.json": {"hidden_size": 8},
+                          "model.ckpt-best.index": ""}): "google",
+    }
+    assert {path: artifact_kind(path) for path in kinds} == kinds
+    # --from=google of a TF1 checkpoint with its config named config.json is not refused
+    tf1 = layout("tf1", {"config.json": {"hidden_size": 8}, "model.ckpt-best.index": ""})
+    assert convert_source_problem(tf1, "google") is None
+    assert "already" in convert_source_problem(ours, "google")
+    assert "pass --from=hf" in convert_source_problem(hf_marked, "keras_hub")
 
 
 def test_task_library_is_not_claimed_for_op_versions_it_lacks():

@@ -195,10 +195,23 @@ def test_changed_flags_or_inputs_rewrite_and_say_why(tmp_path, corpus, reference
                                        num_shards=SHARDS, progress=False)
     assert set(again["invalidated_shards"].values()) == {
         "made with other flags or inputs: the input files changed"}
+    users = f"{out}-00000-of-00009"       # named like a shard, but not albert-tf's
+    with open(users, "w", encoding="utf-8") as f:
+        f.write("the user's notes\n")
     fewer = pd.create_pretraining_data([str(edited)], out, VOCAB,
                                        pd.PretrainingConfig(**{**CONFIG, "dupe_factor": 1}),
                                        num_shards=2, progress=False, log=lines.append)
-    assert fewer["stale_outputs"] == paths and "another --num_shards" in lines[-1]
+    # Issue #44: the shards of the earlier --num_shards (albert-tf's: their completion
+    # records) are removed, or a glob of the output reads every record twice; the user's
+    # file is left as it was, and said.
+    assert fewer["removed_stale_outputs"] == paths and fewer["stale_outputs"] == [users]
+    assert not any(os.path.exists(p) or os.path.exists(shards.completion_record_path(p))
+                   for p in paths)
+    assert open(users, encoding="utf-8").read() == "the user's notes\n"
+    assert f"removed {SHARDS} shard(s) an earlier run wrote with another --num_shards" \
+        in lines[-2] \
+        and "cannot tell it wrote, left as they are" in lines[-1]
+    assert sorted(tf.io.gfile.glob(out + "*")) == sorted(shards.shard_paths(out, 2) + [users])
 
 
 def test_a_second_run_on_the_same_output_is_refused(tmp_path, corpus):

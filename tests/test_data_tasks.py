@@ -97,11 +97,19 @@ def test_custom_tsv_and_csv(tmp_path, data_dir):
                        text_a_column=1, label_column=0, has_header=False, name="mr")
     assert mr.label_list == ["0", "1"] and len(mr.train) > 5000 and len(mr.dev) > 1000
     csv_file = tmp_path / "pairs.csv"
-    csv_file.write_text('q1,q2,score\n"Hello, there",General Kenobi,0.5\nA,B,x\nonly,two\n')
+    csv_file.write_text('q1,q2,score\n"Hello, there",General Kenobi,0.5\n')
     task = load_tsv_task(str(csv_file), text_a_column="q1", text_b_column="q2",
                          label_column="score", is_regression=True)
     assert task.train == [Example("Hello, there", "General Kenobi", 0.5)]
-    assert task.skipped["pairs.csv"] == 2                  # non-numeric score, short row
+    assert task.skipped["pairs.csv"] == 0
+    # A custom task's rows are all read (issue #44): a non-numeric score or a short row is
+    # an error naming the line, where they were dropped in silence.
+    for row, words in (("A,B,x", "line 3: score 'x' is not a finite number"),
+                       ("only,two", "line 3: 2 ','-separated fields where the header has 3")):
+        csv_file.write_text(f'q1,q2,score\n"Hello, there",General Kenobi,0.5\n{row}\n')
+        with pytest.raises(TaskDataError, match=f"pairs.csv, {words}"):
+            load_tsv_task(str(csv_file), text_a_column="q1", text_b_column="q2",
+                          label_column="score", is_regression=True)
     with pytest.raises(TaskDataError, match="no column 'nope'"):
         load_tsv_task(str(csv_file), text_a_column="nope")
     bad = tmp_path / "latin1.tsv"

@@ -41,6 +41,11 @@ def test_the_registry_imports_no_tensorflow_and_lists_every_format():
     ("onnx", ExportOptions(quantization="dynamic"), "an ONNX export is none or int8 (int8: ONNX Runtime"),
     ("saved_model", ExportOptions(quantization="int8"), "a SavedModel is none (int8: "),
     ("openvino", ExportOptions(seq_lengths=(32, 64)), "An OpenVINO IR has one shape"),
+    # Issue #44 (fresh pass): before the model loads, not after 8-12 s.
+    ("tflite", ExportOptions(quantization="int8", with_tokenizer=True),
+     "--with_tokenizer with --quantization=int8: calibration runs the ids signatures"),
+    ("tflite", ExportOptions(quantization="int16x8"),
+     "--quantization=int16x8: LiteRT cannot run albert-tf's int16x8 models"),
 ])
 def test_a_request_the_format_cannot_take_is_one_line(fmt, options, expected):
     problem = formats.get(fmt).problem(options)
@@ -48,7 +53,7 @@ def test_a_request_the_format_cannot_take_is_one_line(fmt, options, expected):
 
 
 @pytest.mark.parametrize("fmt, options", [
-    ("tflite", ExportOptions(quantization="int8", seq_lengths=(32, 64), with_tokenizer=True,
+    ("tflite", ExportOptions(quantization="dynamic", seq_lengths=(32, 64), with_tokenizer=True,
                              calibration_file="t.tsv", sdk_metadata="off", head="embedding")),
     ("openvino", ExportOptions(quantization="int8", seq_lengths=(32,), calibration_file="t",
                                head="embedding", batch_size=4)),
@@ -111,3 +116,31 @@ def test_a_refused_output_is_an_error_before_tensorflow_loads(tmp_path):
     assert [line.split()[0] for line in out[:3]] == ["tflite", "onnx", "saved_model"], out
     assert out[-1] == "False", out
     assert sorted(p.name for p in model.iterdir()) == ["config.json"]
+
+
+@pytest.mark.slow
+def test_export_takes_a_vocabulary_directory_and_records_the_vocabulary(tmp_path):
+    """Issue #44 (fresh pass): ``albert-tf-train-vocab --help`` says its output directory
+    "can be passed wherever a vocabulary is", but ``albert-tf-export --vocab_file=<that
+    directory>`` said "is a directory"; the one vocabulary in it is used (when it is the
+    model's own: another one is refused, tests/test_command_failures.py), and metadata.json
+    records its sha256 and size for the runners to check."""
+    import json
+    import shutil
+
+    from console_scripts import env, path
+    from compression_fixtures import VOCAB, tiny_model_dir
+    from albert_tf.text.vocabulary import file_sha256
+    model = tiny_model_dir(str(tmp_path / "model"))
+    trained = tmp_path / "vocab"                     # as albert-tf-train-vocab writes it
+    trained.mkdir()
+    shutil.copy(VOCAB, trained / "vocab.model")
+    result = subprocess.run([path("albert-tf-export"), f"--model_dir={model}",
+                             f"--vocab_file={trained}", "--format=onnx", "--output=out"],
+                            cwd=tmp_path, env=env(), capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / "out" / "metadata.json", encoding="utf-8") as f:
+        tokenizer = json.load(f)["tokenizer"]
+    assert tokenizer["vocab_sha256"] == file_sha256(VOCAB)
+    assert tokenizer["vocab_bytes"] == os.path.getsize(VOCAB)

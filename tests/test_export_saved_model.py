@@ -231,6 +231,20 @@ def test_saved_model_cli_show_and_run(exported):
 
 
 @pytest.mark.slow
+def test_saved_model_cli_quiet_when_stdout_closes(exported):
+    """``albert-tf-saved-model-cli show ... | head`` ends quietly with 141, as the other
+    tools (issue #44, fresh pass): it said the SavedModel "cannot be read ([Errno 32] Broken
+    pipe)", a truncated or damaged saved_model.pb."""
+    process = subprocess.Popen([sys.executable, "-m", "albert_tf.export.saved_model_cli",
+                                "show", "--dir", exported["path"], "--all"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    process.stdout.close()                    # the reader went away before anything came
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 141, err
+    assert err == ""
+
+
+@pytest.mark.slow
 def test_span_and_pretrained_exports(tmp_path_factory):
     """The span and pretrained models' exports (shared with tests/test_fuzz_serving.py:
     `tests/serving_models.py`)."""

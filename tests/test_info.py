@@ -180,3 +180,24 @@ def test_info_prints_every_official_config_without_tensorflow(tmp_path):
         count = encoder_parameter_count(albert_tf.load_config(name))
         assert f"| {count:,} |" in line, line
     assert not result.stderr.strip(), result.stderr
+
+
+def test_info_describes_a_model_directory_by_its_config(tmp_path):
+    """Issue #44 (fresh pass): ``albert-tf-info --models=runs/sst2/best`` was a 32-line
+    IsADirectoryError traceback; a model directory is described by its config.json, and
+    any other directory is one line saying what it is."""
+    from albert_tf.bin.info import _config_path, describe
+    from albert_tf.user_inputs import InputError
+    config = albert_tf.load_config("albert_tiny")
+    model = tmp_path / "best"
+    model.mkdir()
+    config.to_json(str(model / "config.json"))
+    rows = describe([str(model)], None)
+    assert rows[2].startswith(f"| {model} | {config.vocab_size} | {config.embedding_size} | "
+                              f"{config.hidden_size} |")
+    assert f"| {encoder_parameter_count(config):,} |" in rows[2]
+    (tmp_path / "notes").mkdir()
+    with pytest.raises(InputError, match=r"--models=.*notes is not an albert-tf model "
+                       r"directory \(no config.json\)"):
+        _config_path(str(tmp_path / "notes"))
+    assert _config_path("albert_base") == "albert_base"

@@ -334,8 +334,10 @@ def test_console_command(release, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "albert_tf.bin.convert", "--from=hf",
                           f"--input={root}", f"--output_dir={tmp_path / 'bad'}"],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
-    assert bad.returncode == 1
-    assert "no config.json" in bad.stderr and not (tmp_path / "bad").exists()
+    assert bad.returncode == 1          # what the input is and the --from that reads it
+    assert f"--input={root} is an original ALBERT/BERT TF1 checkpoint, not a Hugging Face " \
+        "directory" in bad.stderr and "pass --from=google" in bad.stderr
+    assert not (tmp_path / "bad").exists()
 
 
 # ---------------------------------------------------------- vocabularies beside a release

@@ -217,6 +217,26 @@ def test_export_rejects_unshared_models_and_writes_albert_model_without_heads(tm
     assert np.abs(encoder(ours_in)["sequence_output"].numpy() - expected).max() <= 1e-5
 
 
+def test_export_writes_the_umask_s_modes(tmp_path):
+    """Issue #44 (fresh pass): the model.safetensors of every --to=hf was 0600 under umask
+    022 (safetensors writes a temporary file and renames it), unreadable to a server or a
+    colleague running as another user; every file of the export gets the umask's modes."""
+    import stat
+    config = albert_tf.AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=16,
+                                    num_hidden_layers=2, num_attention_heads=2,
+                                    intermediate_size=32, max_position_embeddings=16)
+    albert_tf.save_model_dir(albert_tf.build_encoder(config), str(tmp_path / "encoder"))
+    old = os.umask(0o022)
+    try:
+        export_hf(str(tmp_path / "encoder"), str(tmp_path / "hf"))
+    finally:
+        os.umask(old)
+    modes = {name: stat.S_IMODE(os.stat(tmp_path / "hf" / name).st_mode)
+             for name in os.listdir(tmp_path / "hf")}
+    assert "model.safetensors" in modes and set(modes.values()) == {0o644}, modes
+    assert sorted(os.listdir(tmp_path)) == ["encoder", "hf"]   # no probe or stage left
+
+
 def test_name_maps_cover_every_weight_once():
     """Each table, expanded for a config, maps onto our weights one-to-one."""
     cfg = albert_tf.AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=16,

@@ -154,6 +154,70 @@ def test_round_trip_keeps_the_head(hf_dir, classifier_dir, tmp_path, dev):
     assert all(np.array_equal(a[n].numpy(), b[n].numpy()) for n in a)
 
 
+@pytest.mark.slow
+def test_round_trip_keeps_a_pair_tasks_settings(tmp_path):
+    """ours -> Hugging Face -> ours keeps the whole task.json (issue #44, fresh pass): before,
+    an RTE model came back with text_pair false and vocab_type null, so its export took one
+    text and answered an entailment label from one sentence. The settings Hugging Face has
+    no key for are kept in albert_tf/task.json, which transformers ignores."""
+    import dataclasses
+
+    from albert_tf.checkpoints import TASK_FILE
+    info = TaskInfo("rte", "classification", ("entailment", "not_entailment"), 24,
+                    do_lower_case=True, text_pair=True, vocab_type="sentencepiece")
+    _random_task_dir(str(tmp_path / "ours"), sst2_tiny.tiny_config(), info, VOCAB)
+    assert run_conversion(None, "hf", str(tmp_path / "ours"), str(tmp_path / "hf")) == 0
+    config = transformers.AutoConfig.from_pretrained(str(tmp_path / "hf"))
+    assert (config.model_type, config.finetuning_task) == ("albert", "rte")
+    model, loading = transformers.AutoModelForSequenceClassification.from_pretrained(
+        str(tmp_path / "hf"), output_loading_info=True)
+    assert not any(loading.values()), loading
+    assert type(model).__name__ == "AlbertForSequenceClassification"
+    assert run_conversion("hf", "albert_tf", str(tmp_path / "hf"), str(tmp_path / "back")) == 0
+    assert TaskInfo.from_json(str(tmp_path / "back" / TASK_FILE)) == info
+    # the same directory without the record (as transformers' save_pretrained writes it):
+    # RTE is a GLUE pair task; a task albert-tf does not know is said to be unknown
+    shutil.rmtree(tmp_path / "hf" / hf_tasks.EXTRAS_DIR)
+    convert_hf(str(tmp_path / "hf"), str(tmp_path / "glue"))
+    assert TaskInfo.from_json(str(tmp_path / "glue" / TASK_FILE)) == info
+    values = json.load(open(tmp_path / "hf" / "config.json", encoding="utf-8"))
+    (tmp_path / "hf" / "config.json").write_text(json.dumps(dict(values,
+                                                                 finetuning_task="mine")))
+    report = convert_hf(str(tmp_path / "hf"), str(tmp_path / "mine"))
+    assert TaskInfo.from_json(str(tmp_path / "mine" / TASK_FILE)) == dataclasses.replace(
+        info, task="mine", text_pair=False)
+    assert any("text_pair unknown" in n and "'mine'" in n for n in report.notes), report.notes
+
+
+def test_text_pair_and_vocabulary_of_a_directory_from_elsewhere(tmp_path):
+    """`hf_tasks.read_head` of Hugging Face directories albert-tf did not write: text_pair
+    from the head or from a finetuning_task albert-tf knows, else unknown (said in the
+    report); vocab_type from the vocabulary the conversion copies."""
+    config = sst2_tiny.tiny_config()
+
+    def head_of(finetuning_task, architecture="AlbertForSequenceClassification",
+                vocab=None):
+        directory = tmp_path / f"{finetuning_task}_{architecture}"
+        directory.mkdir()
+        (directory / "config.json").write_text(json.dumps(
+            {"model_type": "albert", "architectures": [architecture], "num_labels": 2,
+             "finetuning_task": finetuning_task}))
+        notes: list[str] = []
+        found = hf_tasks.read_head(str(directory), config, "albert", notes, vocab)
+        return found[1], " ".join(notes)
+
+    for task, pair in (("rte", True), ("MNLI", True), ("sst-2", False), ("cola", False),
+                       ("mr", False)):
+        info, notes = head_of(task)
+        assert info.text_pair is pair and f"finetuning_task {task!r}" in notes, (task, notes)
+    info, notes = head_of("reviews")
+    assert not info.text_pair and "text_pair unknown" in notes and info.vocab_type is None
+    info, _ = head_of("squad", "AlbertForQuestionAnswering", vocab="x/vocab.txt")
+    assert (info.head, info.text_pair, info.vocab_type) == ("span", True, "wordpiece")
+    info, _ = head_of("sst2", vocab="x/spiece.model")
+    assert info.vocab_type == "sentencepiece"
+
+
 # ---------------------------------------------------------------------- the other heads
 AUTO_CLASSES = {"regression": "AutoModelForSequenceClassification",
                 "span": "AutoModelForQuestionAnswering",

@@ -235,6 +235,51 @@ def test_a_run_directory_is_new_empty_or_a_run_of_the_same_command(tmp_path, sta
     outputs.check_run_directory(str(path), kind=RUN, writes=RUN_WRITES)    # still ours
 
 
+def test_a_benchmark_run_is_its_own_earlier_run_never_a_users_or_inside_an_export(tmp_path):
+    """Issue #44 (fresh pass): albert-tf-benchmark --output_dir replaced a user's report.md
+    and wrote report.md, results.json and artifacts/ into a TFLite export, checked only
+    after 8 s of work. Its run directory (`RUN_KINDS`: ``benchmark run``) is new, empty, its
+    own (marked, or from before markers: its results.json, or the exports in artifacts/),
+    never a user's directory, another kind of output or a place inside one."""
+    bench = outputs.RUN_KINDS["albert-tf-benchmark"]
+    assert outputs.describe_kind(bench) == "the run directory of albert-tf-benchmark"
+    user = tmp_path / "userbench"
+    user.mkdir()
+    (user / "report.md").write_text("my report\n")
+    with pytest.raises(outputs.OutputError, match=r"holds files albert-tf did not write "
+                       r"\(report.md\)"):
+        outputs.check_run_directory(str(user), kind=bench, flag="--output_dir")
+    (user / "results.json").write_text('{"my": "results"}')        # not the benchmark's
+    with pytest.raises(outputs.OutputError, match="did not write"):
+        outputs.check_run_directory(str(user), kind=bench, flag="--output_dir")
+    earlier = tmp_path / "earlier"                  # written before markers
+    earlier.mkdir()
+    (earlier / "report.md").write_text("# CPU inference benchmark\n")
+    (earlier / "results.json").write_text('{"meta": {"cpu": "AMD EPYC"}, "measurements": []}')
+    assert outputs.check_run_directory(str(earlier), kind=bench, flag="--output_dir")
+    partial = tmp_path / "partial" / "artifacts" / "model" / "tflite_dynamic" / "b1_s16"
+    partial.mkdir(parents=True)                     # a run stopped while exporting
+    outputs.write_marker(str(partial), outputs.export_kind("tflite"))
+    assert outputs.check_run_directory(str(tmp_path / "partial"), kind=bench)
+    export = tmp_path / "edge"
+    export.mkdir()
+    outputs.write_marker(str(export), outputs.export_kind("tflite"))
+    (export / "model.tflite").write_bytes(b"TFL3")
+    with pytest.raises(outputs.OutputError, match="is a tflite export .*not the run directory "
+                       "of albert-tf-benchmark"):
+        outputs.check_run_directory(str(export), kind=bench, flag="--output_dir")
+    with pytest.raises(outputs.OutputError, match=r"--output_dir=.*edge/bench lies inside .*edge "
+                       r"\(a tflite export \(albert-tf-export\)\), which albert-tf replaces "
+                       "whole"):
+        outputs.check_run_directory(str(export / "bench"), kind=bench, flag="--output_dir")
+    assert not (export / "bench").exists()
+    new = tmp_path / "runs" / "bench"
+    outputs.check_run_directory(str(new), kind=bench, flag="--output_dir")
+    outputs.mark_run_directory(str(new), bench)
+    (new / "report.md").write_text("an earlier report\n")
+    assert outputs.check_run_directory(str(new), kind=bench, flag="--output_dir")  # a rerun
+
+
 def test_outputs_are_replaced_only_by_their_own_kind(tmp_path):
     """--overwrite never turns a trained model directory into an export (or a run
     directory, a conversion...); earlier names of kinds are read as today's."""

@@ -76,6 +76,26 @@ def test_eval_and_predict_read_the_run_and_leave_its_records(tmp_path, data_dir)
         rows = f.read().splitlines()
     with open(os.path.join(data_dir, "glue", "SST-2", "test.tsv"), encoding="utf-8") as f:
         assert len(rows) == len(f.read().splitlines())       # a header and one row each
+    _predict_into_a_full_disk(tmp_path, data_dir)
+
+
+def _predict_into_a_full_disk(tmp_path, data_dir: str) -> None:
+    """Predictions that do not fit (an 8 KiB tmpfs, in a private mount namespace) are one
+    line, and leave no partial file that would block the next try."""
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        return                                          # no mount namespace on this machine
+    full = tmp_path / "full"
+    full.mkdir()
+    script = (f'mount -t tmpfs -o size=8k tmpfs {full} && "$0" "$@"; code=$?; '
+              f'ls -A {full}; exit $code')
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script, path("albert-tf-finetune"),
+                           "--mode=predict", "--model_dir=runs/tiny",
+                           f"--predict_output={full / 'p.tsv'}"], cwd=tmp_path, text=True,
+                          capture_output=True, env=env(ALBERT_TF_DATA_DIR=data_dir),
+                          timeout=600)
+    assert done.returncode == 2, done.stderr
+    assert "the disk is full" in one_error_line(done.stderr)
+    assert done.stdout.splitlines()[-1].startswith("resumed from")   # `ls -A`: nothing
 
 
 def _wait_for_line(process: subprocess.Popen, text: str) -> list[str]:

@@ -169,6 +169,44 @@ def test_blank_texts_are_named_by_index():
             refuse_blank(texts_a, texts_b)
 
 
+def test_a_plain_string_is_not_a_list_of_texts():
+    """Issue #44 (fresh pass): ``predict("great")`` answered five times, once per character
+    (``"a gorgeous film"``: "texts_a[1] is only whitespace"); a string in place of the list
+    of texts, first or second, is a TypeError saying to pass a list."""
+    from albert_tf.export.runner import refuse_plain_strings
+    refuse_plain_strings(["great"], None)
+    refuse_plain_strings(("a", "b"), [["c", "d"], ["e", "f"]])
+    for texts_a, texts_b, name in (("great", None, "texts_a"), (b"great", None, "texts_a"),
+                                   (["great"], "fine", "texts_b")):
+        with pytest.raises(TypeError, match=rf"^{name} is one string .*not a list of texts: "
+                           r"pass \["):
+            refuse_plain_strings(texts_a, texts_b)
+
+
+def test_a_kernel_litert_lacks_is_one_line_naming_the_export():
+    """Issue #44 (fresh pass): an int16x8 export (made before they were refused) failed at
+    its first call with a 19-28-line ``RuntimeError: SquaredDifference only supports
+    FLOAT32 and INT32 now, got 7`` in albert-tflite-run, -evaluate and -benchmark; LiteRT's
+    failure at invoke is one `ExportError` naming the export and its quantization."""
+    from albert_tf.export.errors import ExportError
+    from albert_tf.export.tflite_runner import _invoking, invoke_errors
+
+    def kernel(**inputs):
+        raise RuntimeError("SquaredDifference only supports FLOAT32 and INT32 now, got 7.Node "
+                           "number 11 (SQUARED_DIFFERENCE) failed to invoke.\n")
+    call = _invoking(kernel, "edge/i16/model.tflite", {"quantization": "int16x8"})
+    with pytest.raises(ExportError, match=r"^edge/i16/model.tflite \(quantization int16x8\): "
+                       r"LiteRT cannot run it \(SquaredDifference only supports FLOAT32 .*\); "
+                       "export it again with albert-tf-export") as raised:
+        call(input_word_ids=None)
+    assert "\n" not in str(raised.value)
+    with invoke_errors("x.tflite"):      # anything else passes through
+        pass
+    with pytest.raises(KeyError):
+        with invoke_errors("x.tflite"):
+            raise KeyError("input_mask")
+
+
 def test_the_recorded_task_must_be_the_scored_one(tmp_path):
     """`check_task` reads the export's metadata.json: another task is refused naming both
     and --allow_task_mismatch; the same task under another spelling, or none, is scored."""
@@ -234,6 +272,60 @@ def test_every_runner_refuses_a_blank_text(served, server_exports):
                              ([SENTENCES[0], " \t\u3000"], "texts_a[1] is only whitespace")):
             with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
                 runner.predict(texts)
+
+
+@pytest.mark.slow
+def test_every_runner_refuses_a_plain_string(served, server_exports):
+    from albert_tf.export.onnx_runner import OnnxClassifier
+    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tf.export.runner import open_runner
+    from albert_tflite.runner import TFLiteRunner
+    runners = [TFLiteRunner(served["tflite"]), OnnxClassifier(server_exports["onnx"]),
+               OpenVinoClassifier(server_exports["openvino"]), open_runner(served["tflite"])]
+    for runner in runners:
+        assert len(runner.predict(["a gorgeous film"])) == 1
+        for texts in ("great", "a gorgeous film"):
+            with pytest.raises(TypeError, match="texts_a is one string"):
+                runner.predict(texts)
+
+
+@pytest.mark.slow
+def test_a_swapped_vocabulary_is_refused_when_the_export_loads(served, server_exports,
+                                                                tmp_path):
+    """Issue #44 (fresh pass): an export whose vocab.model was replaced by another
+    vocabulary answered without an error (other ids, other answers); metadata.json records
+    the vocabulary's sha256 and size, and every runner compares them when it loads. An
+    export written before they were recorded loads as before."""
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    from albert_tf.export.metadata import MetadataError
+    from albert_tf.export.onnx_runner import OnnxClassifier
+    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tflite.runner import TFLiteRunner
+    from session_builds import writable_copy
+    for kind, export, runner in (("tflite", served["tflite"], TFLiteRunner),
+                                 ("onnx", server_exports["onnx"], OnnxClassifier),
+                                 ("openvino", server_exports["openvino"], OpenVinoClassifier)):
+        copy = writable_copy(export, str(tmp_path / kind))
+        with open(os.path.join(copy, "metadata.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+        vocab = os.path.join(copy, meta["tokenizer"]["vocab_file"])
+        assert meta["tokenizer"]["vocab_bytes"] == os.path.getsize(vocab)
+        proto = model_pb2.ModelProto()
+        with open(vocab, "rb") as f:
+            proto.ParseFromString(f.read())
+        proto.pieces[10].score -= 1.0          # another vocabulary, still a valid one
+        with open(vocab, "wb") as f:
+            f.write(proto.SerializeToString())
+        with pytest.raises(MetadataError, match=r"vocab.model is not the vocabulary this "
+                           r"export was made with \(\d+ bytes; metadata.json records \d+ "
+                           r"bytes, sha256 [0-9a-f]{12}\.\.\.\)"):
+            runner(copy)
+        for key in ("vocab_sha256", "vocab_bytes"):      # an export from before: not checked
+            del meta["tokenizer"][key]
+        with open(os.path.join(copy, "metadata.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f)
+        assert len(runner(copy).predict(["a gorgeous film"])) == 1
 
 
 @pytest.mark.slow

@@ -159,3 +159,74 @@ def test_vocabulary_size_must_fit_the_embedding(tmp_path, wordpiece_file):
     empty.mkdir()
     with pytest.raises(ExportError, match="has no vocabulary"):
         load_source(str(empty))
+
+
+def test_an_empty_vocabulary_is_one_line_without_sentencepiece_s_log(tmp_path, capfd):
+    """Issue #44 (fresh pass): an empty vocab.model printed sentencepiece's C++ log
+    ("E0000 ... Model is not initialized") before the one-line error; it is refused as
+    empty, and a proto without pieces is never handed to sentencepiece."""
+    empty, blank = tmp_path / "vocab.model", tmp_path / "blank.txt"
+    empty.write_bytes(b"")
+    blank.write_text(" \n\n")
+    capfd.readouterr()
+    with pytest.raises(VocabularyError, match=r"vocab.model is empty: a vocabulary is a "
+                       "SentencePiece model"):
+        vocab_lib.vocabulary_kind(str(empty))
+    with pytest.raises(VocabularyError, match=r"blank.txt is empty \(only whitespace\)"):
+        vocab_lib.vocabulary_kind(str(blank))
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+    no_pieces = tmp_path / "no_pieces.model"
+    no_pieces.write_bytes(model_pb2.ModelProto(trainer_spec=model_pb2.TrainerSpec(
+        character_coverage=0.9995)).SerializeToString())     # not UTF-8 text either
+    with pytest.raises(VocabularyError, match="is neither a SentencePiece model"):
+        vocab_lib.vocabulary_kind(str(no_pieces))
+    assert capfd.readouterr().err == ""
+
+
+def test_a_model_s_vocabulary_is_its_own(tmp_path, wordpiece_file):
+    """Issue #44 (fresh pass): `albert-tf-export --vocab_file=` another vocabulary (a
+    WordPiece vocab.txt of the model's size) exported with it (48.6% accuracy);
+    `model_vocabulary` takes the model directory's own, a copy of it (same sha256), or a
+    directory holding one (albert-tf-train-vocab's --output), and refuses another one and a
+    vocabulary of another kind than task.json's vocab_type."""
+    info = TaskInfo("sst2", "classification", label_list=("0", "1"), max_seq_length=16)
+    model = albert_tf.build_classifier(tiny_config(8000), 2)
+    model_dir = str(tmp_path / "model")
+    albert_tf.save_model_dir(model, model_dir, task_info=info, vocab_file=SPM)
+    own = os.path.join(model_dir, "vocab.model")
+    assert vocab_lib.model_vocabulary(model_dir) == own
+    copy_dir = tmp_path / "trained_vocab"
+    copy_dir.mkdir()
+    shutil.copy(SPM, copy_dir / "vocab.model")
+    assert vocab_lib.model_vocabulary(model_dir, str(copy_dir)) == str(copy_dir / "vocab.model")
+    assert vocab_lib.model_vocabulary(model_dir, SPM) == SPM
+    with pytest.raises(VocabularyError) as other:
+        vocab_lib.model_vocabulary(model_dir, wordpiece_file)
+    assert str(other.value) == (
+        f"--vocab_file={wordpiece_file} (wordpiece) is not the vocabulary the model was "
+        f"trained with, {own} (sentencepiece, another sha256): its embeddings would get "
+        "another vocabulary's ids. Drop --vocab_file (the model directory's vocabulary is "
+        f"used), or pass --vocab_file={own}.")
+    os.remove(own)                                   # a model directory without its vocabulary
+    with pytest.raises(VocabularyError, match=r"is a wordpiece vocabulary but the model in .* "
+                       r"was trained with a sentencepiece one \(task.json vocab_type\)"):
+        vocab_lib.model_vocabulary(model_dir, wordpiece_file)
+    assert vocab_lib.model_vocabulary(model_dir, SPM) == SPM
+    with pytest.raises(VocabularyError, match="has no vocabulary"):
+        vocab_lib.model_vocabulary(model_dir)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)])
+def test_written_vocabularies_have_the_umask_s_modes(tmp_path, umask, mode):
+    """Issue #44 (fresh pass): albert-tf-train-vocab's vocab.txt (`write_vocab_txt`) was
+    0600 under umask 022 (``tempfile.mkstemp``), unreadable to another user; it and
+    `pad_sentencepiece`'s model get the umask's modes, as every output does."""
+    import stat
+    old = os.umask(umask)
+    try:
+        txt = write_wordpiece(tmp_path / "vocab.txt")
+        padded = vocab_lib.pad_sentencepiece(SPM, 8008, str(tmp_path / "padded.model"))
+    finally:
+        os.umask(old)
+    assert {stat.S_IMODE(os.stat(p).st_mode) for p in (txt, padded)} == {mode}
+    assert sorted(os.listdir(tmp_path)) == ["padded.model", "vocab.txt"]   # no stage left

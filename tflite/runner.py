@@ -321,7 +321,9 @@ def main(argv: Iterable[str] | None = None) -> int:
     try:
         user_inputs.at_least(args.threads, "--threads")
         if args.output_file:
-            outputs.check_output_file(args.output_file, overwrite=args.overwrite)
+            outputs.check_output_file(args.output_file, overwrite=args.overwrite,
+                                      inputs=[("--model", args.model),
+                                              ("--input_file", args.input_file)])
         texts_a, texts_b = _inputs(parser, args)
         runner = open_runner(args.model, args.threads, False if args.no_xnnpack else None)
         results = runner.predict(texts_a, texts_b)
@@ -331,7 +333,7 @@ def main(argv: Iterable[str] | None = None) -> int:
              for r in output_records(texts_a, texts_b, results)]
     if args.output_file:
         outputs.write_text(args.output_file, "".join(lines))
-        print(f"wrote {len(lines)} answers to {args.output_file}")
+        print(f"wrote {len(lines)} answer{'' if len(lines) == 1 else 's'} to {args.output_file}")
     else:
         sys.stdout.writelines(lines)
     return 0

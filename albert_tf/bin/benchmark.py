@@ -14,10 +14,12 @@ PyTorch, ONNX Runtime and OpenVINO on the same weights, against the CPU's measur
 artifacts vs the peers (~7 min on 2 cores); without --models every official size is timed
 (albert_base to albert_xxlarge, bert_base, bert_large: hours), at the --shapes of the full
 grid (1x16 to 32x384). Writes report.md, results.json and latency_vs_flops.png to
---output_dir (default runs/benchmark), and says so at the end. With --sst2_end_to_end also
-SST-2 dev end to end (raw text in, labels out: all 872 dev sentences, tokenized, bucketed by
-length, batched; sentences/s and, for SST-2 finetuned model directories, accuracy), per
-TFLite quantization and batch size; --shapes= (empty) skips the per-shape latency runs.
+--output_dir (default runs/benchmark), and says so at the end. --output_dir is checked
+before any work: a new or empty directory, or an earlier albert-tf-benchmark run (whose
+files it rewrites); never a directory of the user's or another albert-tf output. With
+--sst2_end_to_end also SST-2 dev end to end (raw text in, labels out: all 872 dev
+sentences, tokenized, bucketed by length, batched; sentences/s and, for SST-2 finetuned
+model directories, accuracy), per TFLite quantization and batch size; --shapes= (empty) skips the per-shape latency runs.
 
 A runtime whose Python package is not installed is skipped with one line naming the
 package and the pip command (the peers: ``pip install 'albert-tf[peers]'``); the report
@@ -152,6 +154,21 @@ def check_inputs(models: list[str], shapes: list[str]) -> None:
             user_inputs.model_dir(model_dir, "--model_dirs", purpose="to time")
     except user_inputs.InputError as e:
         raise app.UsageError(str(e)) from None
+    check_output_dir()
+
+
+def check_output_dir() -> str:
+    """--output_dir before any work (`albert_tf.outputs.check_run_directory`): new, empty, or
+    an earlier albert-tf-benchmark run (rewritten); never a directory of the user's, another
+    albert-tf output (an export, a model directory) or a place inside one, an input it
+    times (--model_dirs, --sst2_tflite) or a directory that cannot be written. An
+    `albert_tf.outputs.OutputError` (one line) names the flag."""
+    from albert_tf import outputs
+    inputs = [("--model_dirs", d) for d in FLAGS.model_dirs]
+    inputs += [("--sst2_tflite", e) for e in FLAGS.sst2_tflite]
+    return outputs.check_run_directory(FLAGS.output_dir,
+                                       kind=outputs.RUN_KINDS["albert-tf-benchmark"],
+                                       inputs=inputs, flag="--output_dir")
 
 
 def main(argv: list[str]) -> None:
@@ -271,6 +288,9 @@ def main(argv: list[str]) -> None:
                                      f"ort_* (ONNX) runtimes there (got {bad or 'none'}).")
         e2e = (quantizations, batch_sizes, buckets, dev_file, servers)
 
+    from albert_tf import outputs
+    outputs.mark_run_directory(FLAGS.output_dir,                # checked by check_inputs
+                               outputs.RUN_KINDS["albert-tf-benchmark"])
     cpu = cpu_info()
     print(f"CPU: {cpu.describe()}", flush=True)
     work = os.path.join(FLAGS.output_dir, "artifacts")

@@ -91,6 +91,8 @@ def main(argv) -> None:
                                   purpose="to compress")
         config.data.data_dir = os.path.abspath(resources.data_dir(config.data.data_dir or None))
         check_run(config)             # the output directory too, before TensorFlow loads
+        from albert_tf.data.task_checks import check_compression_task   # GLUE, its folder
+        check_compression_task(config.init_model, config.data.task, config.data.data_dir)
         from albert_tf.compression.compressor import run
         run(config)
     except (CompressionConfigError, ConfigKeyError, ConfigValueError, FileNotFoundError,

@@ -28,6 +28,7 @@ bad input; the output directory is then left as it was.
 
 from __future__ import annotations
 
+import os
 
 from absl import app, flags
 
@@ -63,8 +64,10 @@ def check_paths(source_format: str | None, target: str, input_path: str, output_
                 overwrite: bool, config_path: str | None = None) -> str | None:
     """What the conversion would refuse first, found without TensorFlow, as one line (else
     None): ``--output_dir`` where albert-tf may not write (`albert_tf.outputs.check_output`,
-    the converters' first check), then a missing ``--from=hf`` input. A combination of
-    flags the converters refuse is left to them."""
+    the converters' first check), then an ``--input`` that is no source of the ``--from``
+    format (`albert_tf.user_inputs.convert_source_problem`: missing, an albert-tf model
+    directory, an export, a source of another format). A combination of flags the
+    converters refuse is left to them."""
     from albert_tf import outputs, user_inputs
     to_model_dir = target == "albert_tf" and source_format is not None
     if not to_model_dir and not (target in ("hf", "keras_hub")
@@ -77,8 +80,10 @@ def check_paths(source_format: str | None, target: str, input_path: str, output_
                              overwrite=overwrite, flag="--output_dir")
     except outputs.OutputError as e:
         return " ".join(str(e).split())
-    if to_model_dir and source_format == "hf" and config_path is None:   # (else: --config's)
-        return user_inputs.missing_hf_model(input_path)
+    if to_model_dir and (source_format != "hf" or config_path is None):  # (else: --config's)
+        # what the input is, when that says it is no source of this format: an albert-tf
+        # model directory (nothing to convert), an export, a source of another --from
+        return user_inputs.convert_source_problem(input_path, source_format)
     return None
 
 
@@ -98,6 +103,12 @@ def run_conversion(source_format: str | None, target: str, input_path: str | Non
     if input_path and output_dir and target in ("hf", "keras_hub") \
             and source_format in (None, "albert_tf"):     # (else: the flags' own error)
         try:      # a run directory, an export, a missing path: one line, before TensorFlow
+            same = {"hf": "hf", "keras_hub": "keras_hub"}[target]
+            if os.path.isdir(input_path) and user_inputs.artifact_kind(input_path) == same:
+                raise user_inputs.InputError(
+                    f"--input={input_path} is {user_inputs.describe(same)} already: --to="
+                    f"{target} reads an albert-tf model directory (to get one from it: "
+                    f"{user_inputs.convert_command(same, input_path)}).")
             user_inputs.model_dir(input_path, "--input", purpose="to convert", weights=False)
         except user_inputs.InputError as e:
             cli.error(_nothing_written(e, output_dir), __name__)

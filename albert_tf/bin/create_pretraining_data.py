@@ -21,7 +21,10 @@ complete, with a completion record (.NAME.done.json: records, sha256, inputs and
 running the same command again after a crash or kill keeps the finished shards, rewrites
 the others and removes partial files; changed flags or inputs rewrite everything. The
 summary (printed at the end, with the files written) lists reused_shards, written_shards
-and invalidated_shards (with the reason), and shard_records (records per shard).
+and invalidated_shards (with the reason), and shard_records (records per shard). Shards an
+earlier run wrote with another --num_shards are removed once the new ones are complete
+(removed_stale_outputs: a glob of the output would read them too); files of those names
+albert-tf cannot tell it wrote are left alone and listed (stale_outputs).
 
 --runner=beam writes the shards through an Apache Beam pipeline (pip install
 'albert-tf[beam]'; albert_tf/data/pretraining_beam.py): the same files, byte for byte, and
@@ -90,6 +93,20 @@ def _has_text(path: str) -> bool:
     return False
 
 
+def check_text_inputs(files: list[str]) -> None:
+    """Every input file is text: a TFRecord (the creator's own output) or a binary file is
+    an `InputError` naming it, before anything is read or written
+    (`albert_tf.data.input_checks.creation_input_problem`: its first 64 KiB)."""
+    from albert_tf import user_inputs
+    from albert_tf.data import input_checks
+    from albert_tf.data.documents import open_input
+    for path in files:
+        with open_input(path) as f:
+            problem = input_checks.creation_input_problem(path, f.read(input_checks.HEAD_BYTES))
+        if problem:
+            raise user_inputs.InputError(problem)
+
+
 def check_inputs() -> None:
     """Zero or negative counts and input files without text (the run would write empty
     shards and exit 0) as one-line usage errors, before anything is written."""
@@ -100,6 +117,7 @@ def check_inputs() -> None:
         for flag in ("num_workers", "num_shards", "shuffle_buffer"):
             user_inputs.at_least(FLAGS[flag].value, f"--{flag}")
         files = resolve_inputs(FLAGS.input_file)
+        check_text_inputs(files)
         if not any(_has_text(path) for path in files):
             raise user_inputs.InputError(
                 f"--input_file: no text in {', '.join(files[:3])}"

@@ -65,8 +65,10 @@ def define_flags() -> None:
     flags.DEFINE_enum("format", "saved_model", list(formats.names()), "What to export.")
     flags.DEFINE_string("output", None, "saved_model: base directory (the model goes to "
                         "<output>/<name>/<version>/); tflite, openvino: the export directory.")
-    flags.DEFINE_string("vocab_file", None, "SentencePiece model or WordPiece vocab.txt "
-                        "(default: the model directory's vocab.model or vocab.txt).")
+    flags.DEFINE_string("vocab_file", None, "SentencePiece model or WordPiece vocab.txt, or a "
+                        "directory holding one (albert-tf-train-vocab's --output); it must be "
+                        "the vocabulary the model was trained with (default: the model "
+                        "directory's vocab.model or vocab.txt).")
     flags.DEFINE_boolean("overwrite", False, "Replace an earlier albert-tf export at --output "
                          "(never a directory albert-tf did not write).")
 
@@ -112,20 +114,42 @@ def define_flags() -> None:
                       "do not form the pattern (docs/export.md, \"Sparse weights\").")
 
 
-def check_inputs() -> None:
+def check_inputs() -> str | None:
     """The inputs' problems as one-line usage errors, before TensorFlow is imported: a run
-    directory, an export or a missing path as --model_dir, missing files, malformed numbers."""
+    directory, an export or a missing path as --model_dir, missing files, a vocabulary that
+    is not the model's (or empty, or not one), a calibration file that is not UTF-8 text, no
+    QAT model for --quantization=qat, malformed numbers. Returns the vocabulary file to
+    tokenize with when --vocab_file names a directory (the one vocabulary in it), else
+    --vocab_file."""
     from albert_tf import user_inputs
+    from albert_tf.text import vocabulary
+    vocab_file = FLAGS.vocab_file
     try:
         if FLAGS.model_dir:
             user_inputs.model_dir(FLAGS.model_dir, "--model_dir", purpose="to export")
-        for flag, what in (("vocab_file", "vocabulary (vocab.model or vocab.txt)"),
-                           ("calibration_file", "task text (TSV)")):
-            if FLAGS[flag].value is not None:
-                user_inputs.input_file(FLAGS[flag].value, f"--{flag}", what)
+        if vocab_file is not None and not os.path.isdir(vocab_file):
+            user_inputs.input_file(vocab_file, "--vocab_file",
+                                   "vocabulary (vocab.model or vocab.txt)")
+        if FLAGS.calibration_file is not None:
+            user_inputs.input_file(FLAGS.calibration_file, "--calibration_file",
+                                   "task text (TSV)")
+            _check_utf8(FLAGS.calibration_file, "--calibration_file")
+        if FLAGS.model_dir:
+            try:
+                vocab_file = vocabulary.model_vocabulary(FLAGS.model_dir, vocab_file)
+            except vocabulary.VocabularyError as e:
+                raise user_inputs.InputError(str(e)) from None
+            if FLAGS.vocab_file is None:
+                vocab_file = None               # the model directory's, found again later
         if FLAGS.qat_model_dir is not None and not os.path.isdir(FLAGS.qat_model_dir):
             raise user_inputs.InputError(f"--qat_model_dir={FLAGS.qat_model_dir}: no such "
                                          "directory; pass the QAT model albert-tf-compress wrote.")
+        from albert_tf.export import quantization
+        if (FLAGS.format == "tflite" and FLAGS.model_dir
+                and quantization.get(FLAGS.quantization).needs_qat_model):
+            problem = quantization.qat_model_problem(FLAGS.model_dir, FLAGS.qat_model_dir)
+            if problem:
+                raise user_inputs.InputError(problem)
         user_inputs.int_list(FLAGS.seq_lengths, "--seq_lengths", minimum=3,
                              maximum=_positions(FLAGS.model_dir),
                              why_maximum=f"max_position_embeddings of {FLAGS.model_dir}")
@@ -134,6 +158,28 @@ def check_inputs() -> None:
     except user_inputs.InputError as e:
         from absl import app
         raise app.UsageError(str(e)) from None
+    return vocab_file
+
+
+def _check_utf8(path: str, flag: str) -> None:
+    """An `InputError` unless ``path`` is UTF-8 text (no NUL bytes): the calibration
+    reader decodes it as such, after TensorFlow and the model have loaded."""
+    from albert_tf import user_inputs
+    with open(path, "rb") as f:
+        data = f.read(1 << 26)                  # 64 MiB: more than any task's train split
+    if b"\0" in data:
+        raise user_inputs.InputError(f"{flag}={path} is a binary file (NUL bytes), not text; "
+                                     "pass a TSV of task text (a sentence column, or one text "
+                                     "per line).")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if len(data) < 1 << 26 or e.start < len(data) - 3:   # not a character cut by the read
+            line = data.count(b"\n", 0, e.start) + 1
+            raise user_inputs.InputError(
+                f"{flag}={path} is not UTF-8 text (line {line}, byte {e.start}: "
+                f"{e.reason}); pass a UTF-8 TSV of task text (re-encode it, e.g. iconv -t "
+                "UTF-8).") from None
 
 
 def _positions(model_dir: str | None) -> int | None:
@@ -177,7 +223,10 @@ def main(argv) -> None:
     problem = export_format.problem(options)   # options it does not take, before values
     if problem:
         cli.fail(problem)
-    check_inputs()
+    vocab_file = check_inputs()
+    if vocab_file != options.vocab_file:        # a vocabulary directory: the file in it
+        import dataclasses
+        options = dataclasses.replace(options, vocab_file=vocab_file)
     from albert_tf.export.errors import ExportError
     from albert_tf.outputs import OutputError
     from albert_tf.export import quantization

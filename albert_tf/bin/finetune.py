@@ -163,6 +163,7 @@ def preflight():
     --init_checkpoint, an unknown task, no data directory, nothing to evaluate, a run
     directory that may not be written."""
     from albert_tf import resources, user_inputs
+    from albert_tf.data import task_checks
     from albert_tf.training import preflight as checks
     config = training_flags.experiment_from_flags(unset_init_defaults(defaults()), EXTRA_KEYS)
     # A run directory, an export or a missing path: one line before its files are read.
@@ -173,8 +174,9 @@ def preflight():
         config.task.data_dir = os.path.abspath(resources.data_dir(config.task.data_dir or None))
     checks.check_weights_to_run(config, FLAGS.mode)
     checks.check_sequence_length(config)
-    checks.check_run_directory(config)
+    checks.check_run_directory(config, mode=FLAGS.mode)
     checks.check_predict_output(config, FLAGS.mode)
+    task_checks.check_finetune_inputs(config, FLAGS.mode)   # data, splits, vocabulary
     return config
 
 

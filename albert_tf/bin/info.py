@@ -6,6 +6,7 @@
 
 The counts (encoder + pooler) are computed from the configs
 (`albert_tf.parameter_count`), not by building the models: no TensorFlow is imported.
+--models also takes config files and albert-tf model directories (their config.json).
 --configs lists the shipped configs by the names every command takes (--models,
 --model_config, --config_file, --experiment), each with one line: a model's shape, an
 experiment's first sentence.
@@ -24,7 +25,8 @@ FLAGS = flags.FLAGS
 def define_flags() -> None:
     """Defines the flags. Called by `run`, not at import: every binary shares absl's
     one flag registry, and several define the same names."""
-    flags.DEFINE_list("models", None, "Config names or paths (default: all official configs).")
+    flags.DEFINE_list("models", None, "Config names or paths, or albert-tf model directories "
+                      "(their config.json) (default: all official configs).")
     flags.DEFINE_string("sharing", None, "Override the sharing mode (all, attention, ffn, none).")
     flags.DEFINE_boolean("configs", False, "List the shipped configs instead: model configs "
                          "and experiment files, one line each.")
@@ -41,7 +43,7 @@ def describe(names: list[str], sharing: str | None) -> list[str]:
     rows = ["| model | V | E | H | L | G x K | heads | I | sharing | parameters | float32 MiB |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in names:
-        config = load_config(name)
+        config = load_config(_config_path(name))
         if sharing:
             config = config.replace(sharing=sharing)
         params = encoder_parameter_count(config)
@@ -51,6 +53,19 @@ def describe(names: list[str], sharing: str | None) -> list[str]:
                     f"{config.num_attention_heads} | {config.intermediate_size} | "
                     f"{config.sharing} | {params:,} | {float32_mib(params):,.1f} |")
     return rows
+
+
+def _config_path(name: str) -> str:
+    """``name`` as `albert_tf.config.load_config` takes it: a config name or file, or an
+    albert-tf model directory's ``config.json`` (any other directory: an
+    `albert_tf.user_inputs.InputError` saying what it is and what to pass)."""
+    import os
+
+    from albert_tf import user_inputs
+    if not os.path.isdir(name):
+        return name
+    user_inputs.model_dir(name, "--models", weights=False, purpose="to describe")
+    return os.path.join(name, user_inputs.CONFIG_FILE)
 
 
 def first_sentence(path: str, width: int = 100) -> str:
@@ -96,10 +111,11 @@ def main(argv: list[str]) -> None:
         print("\n".join(list_configs()))
         return
     from albert_tf.config import ConfigError
+    from albert_tf.user_inputs import InputError
     try:
         rows = describe(FLAGS.models or official_names(), FLAGS.sharing)
-    except (FileNotFoundError, ConfigError) as e:   # an unknown name, a bad config file
-        raise app.UsageError(str(e)) from None
+    except (FileNotFoundError, ConfigError, InputError) as e:   # an unknown name, a bad
+        raise app.UsageError(str(e)) from None                  # config file, a directory
     print("\n".join(rows))
 
 

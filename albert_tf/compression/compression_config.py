@@ -419,12 +419,41 @@ def check_run(config: CompressionConfig) -> None:
                                      f"{list(STAGES)} (e.g. --stages=pruning,qat).")
     outputs.check_run_directory(config.model_dir, kind=RUN_KIND, writes=RUN_OUTPUTS,
                                 inputs=run_inputs(config), flag="--model_dir")
+    check_same_init_model(config)
     check_model_fits(config)
+
+
+def check_same_init_model(config: CompressionConfig) -> None:
+    """A compress run directory holds the compression of one ``init_model`` (its
+    `RUN_RECORD`, written when the run starts): compressing another model there would
+    replace its ``model/`` and exports with another model's (or another task's)."""
+    import json
+    path = os.path.join(config.model_dir, RUN_RECORD)
+    try:
+        with open(path, encoding="utf-8") as f:
+            earlier = json.load(f).get("init_model")
+    except (OSError, ValueError, AttributeError):
+        return                      # a new run, or one from before the record
+    given = os.path.realpath(config.init_model)
+    if earlier and os.path.realpath(earlier) != given:
+        raise CompressionConfigError(
+            f"--model_dir={config.model_dir} holds the compression of --init_model={earlier} "
+            f"(its {RUN_RECORD}); compressing --init_model={config.init_model} there would "
+            "replace that model: pass a new --model_dir.")
+
+
+def record_init_model(config: CompressionConfig) -> None:
+    """Writes `RUN_RECORD` (the ``init_model`` this run compresses) into ``model_dir``."""
+    import json
+    outputs.write_text(os.path.join(config.model_dir, RUN_RECORD),
+                       json.dumps({"init_model": os.path.abspath(config.init_model),
+                                   "stages": list(config.stages)}, indent=1) + "\n")
 
 
 # The run directory of albert-tf-compress and the outputs it replaces inside it.
 RUN_KIND = outputs.RUN_KINDS["albert-tf-compress"]
 MODEL_DIR, FLOAT_DIR, INT8_DIR = "model", "tflite", "tflite_int8"   # inside --model_dir
+RUN_RECORD = "run.json"            # the init_model a compress run directory compresses
 RUN_OUTPUTS = ((MODEL_DIR, outputs.MODEL_DIRECTORY), (FLOAT_DIR, outputs.export_kind("tflite")),
                (INT8_DIR, outputs.export_kind("tflite")))
 

@@ -30,9 +30,10 @@ from albert_tf.checkpoints import (TaskInfo, build_task_model, load_config_from_
                                    load_task_model, save_model_dir, vocab_path)
 from albert_tf.compression import data as data_lib
 from albert_tf.compression.compression_config import (FLOAT_DIR, INT8_DIR, MODEL_DIR,
-                                                     RUN_KIND, CompressionConfig,
+                                                     RUN_KIND, RUN_RECORD, CompressionConfig,
                                                      CompressionConfigError, check_run,
-                                                     run_inputs, validate)
+                                                     record_init_model, run_inputs,
+                                                     validate)
 from albert_tf.config import load_config
 
 def _log(message: str) -> None:
@@ -212,7 +213,8 @@ def save_compressed(model: keras.Model, directory: str, task_info: TaskInfo, voc
 def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
     """``albert-tf-compress``: reads ``init_model``, compresses, writes ``model_dir``."""
     check_run(config)
-    with outputs.run_directory(config.model_dir, RUN_KIND):
+    with outputs.run_directory(config.model_dir, RUN_KIND, own_files=[RUN_RECORD]):
+        record_init_model(config)
         model, task_info = load_task_model(config.init_model)
         vocab = vocab_path(config.init_model)
         model, report = compress_model(model, task_info, vocab, config, log)

@@ -3,7 +3,10 @@
     python -m albert_tf.data.examples --output_dir=/tmp/examples [--data_dir=DIR]
 
 Built deterministically (fixed seeds) from the train and dev splits of the shared data only
-(never ``test``), written under ``--output_dir`` (never into the data directory):
+(never ``test``), written under ``--output_dir`` (never into the data directory). Each task
+folder is an albert-tf output of its own (`albert_tf.outputs.staged_output`, kind
+``example data``): both are checked before anything is read, a folder holding files
+albert-tf did not write is refused, and an earlier one is replaced only with ``--overwrite``:
 
 ``rte_choice/{train,dev}.tsv``  multiple choice
                                 (`albert_tf.data.task_data.load_multiple_choice_task`):
@@ -22,15 +25,34 @@ Built deterministically (fixed seeds) from the train and dev splits of the share
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import os
 import random
 import sys
-from typing import Iterable
+from typing import Iterable, Iterator
 
+from albert_tf import outputs
 from albert_tf.data.task_data import expected_glue_file
 
 TAGS = ("NEG", "O", "POS")
+TASKS = ("rte_choice", "sst2_tags")     # the folders written under --output_dir
+PROGRAM = "python -m albert_tf.data.examples"
+
+
+def _check(output_dir: str, name: str, data_dir: str, overwrite: bool) -> str:
+    """`albert_tf.outputs.check_output` of the task folder ``name`` under ``output_dir``."""
+    return outputs.check_output(os.path.join(output_dir, name), kind=outputs.EXAMPLE_DATA,
+                                inputs=[("--data_dir", data_dir)], overwrite=overwrite,
+                                flag=f"--output_dir/{name}")
+
+
+@contextlib.contextmanager
+def _staged(output_dir: str, name: str, data_dir: str, overwrite: bool) -> Iterator[str]:
+    """The staging directory of the task folder ``name`` (`albert_tf.outputs.staged_output`)."""
+    with outputs.staged_output(os.path.join(output_dir, name), kind=outputs.EXAMPLE_DATA,
+                               inputs=[("--data_dir", data_dir)], overwrite=overwrite,
+                               flag=f"--output_dir/{name}") as stage:
+        yield stage
 
 
 def _rows(path: str) -> list[list[str]]:
@@ -47,10 +69,11 @@ def _write(path: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def rte_choice(data_dir: str, output_dir: str, num_choices: int = 4, seed: int = 0,
-               train_copies: int = 4) -> str:
-    """Writes ``rte_choice/{train,dev}.tsv``; returns the directory."""
-    out = os.path.join(output_dir, "rte_choice")
+               train_copies: int = 4, overwrite: bool = False) -> str:
+    """Writes ``rte_choice/{train,dev}.tsv`` (staged: `_staged`); returns the directory."""
+    out = _check(output_dir, "rte_choice", data_dir, overwrite)
     header = ["context"] + [f"choice_{i}" for i in range(num_choices)] + ["label"]
+    splits = {}
     for split in ("train", "dev"):
         rows = _rows(expected_glue_file(data_dir, "rte", split))[1:]
         pairs = [(r[1].strip(), r[2].strip()) for r in rows if len(r) >= 4]
@@ -63,7 +86,10 @@ def rte_choice(data_dir: str, output_dir: str, num_choices: int = 4, seed: int =
             label = rng.randrange(num_choices)
             choices = others[:label] + [right] + others[label:]
             examples.append([context] + choices + [str(label)])
-        _write(os.path.join(out, f"{split}.tsv"), header, examples)
+        splits[split] = examples
+    with _staged(output_dir, "rte_choice", data_dir, overwrite) as stage:
+        for split, examples in splits.items():
+            _write(os.path.join(stage, f"{split}.tsv"), header, examples)
     return out
 
 
@@ -76,9 +102,10 @@ def sentiment_lexicon(data_dir: str) -> dict[str, str]:
     return lexicon
 
 
-def sst2_tags(data_dir: str, output_dir: str, num_train: int = 6000, seed: int = 0) -> str:
-    """Writes ``sst2_tags/{train,dev}.tsv``; returns the directory."""
-    out = os.path.join(output_dir, "sst2_tags")
+def sst2_tags(data_dir: str, output_dir: str, num_train: int = 6000, seed: int = 0,
+              overwrite: bool = False) -> str:
+    """Writes ``sst2_tags/{train,dev}.tsv`` (staged: `_staged`); returns the directory."""
+    out = _check(output_dir, "sst2_tags", data_dir, overwrite)
     lexicon = sentiment_lexicon(data_dir)
 
     def tagged(text: str) -> list[str]:
@@ -89,30 +116,42 @@ def sst2_tags(data_dir: str, output_dir: str, num_train: int = 6000, seed: int =
                     if len(r) == 2 and len(r[0].split()) >= 6})
     train = [t for t in train if any(w in lexicon for w in t.split())]
     random.Random(seed).shuffle(train)
-    _write(os.path.join(out, "train.tsv"), ["tokens", "tags"],
-           [tagged(t) for t in train[:num_train]])
     dev = [r[0] for r in _rows(expected_glue_file(data_dir, "sst2", "dev"))[1:]
            if len(r) == 2]
-    _write(os.path.join(out, "dev.tsv"), ["tokens", "tags"], [tagged(t) for t in dev])
+    with _staged(output_dir, "sst2_tags", data_dir, overwrite) as stage:
+        _write(os.path.join(stage, "train.tsv"), ["tokens", "tags"],
+               [tagged(t) for t in train[:num_train]])
+        _write(os.path.join(stage, "dev.tsv"), ["tokens", "tags"], [tagged(t) for t in dev])
     return out
 
 
-def build_examples(output_dir: str, data_dir: str | None = None) -> dict[str, str]:
-    """Both example tasks; ``{name: directory}``."""
+def build_examples(output_dir: str, data_dir: str | None = None,
+                   overwrite: bool = False) -> dict[str, str]:
+    """Both example tasks; ``{name: directory}``. Both folders are checked before either is
+    built (`albert_tf.outputs.OutputError`: a user's folder, an earlier one without
+    ``overwrite``, a place inside the data directory...)."""
     from albert_tf import resources
     data_dir = resources.data_dir(data_dir)
-    if os.path.abspath(output_dir).startswith(os.path.abspath(data_dir) + os.sep):
-        raise ValueError(f"--output_dir={output_dir} is inside the (read-only) data directory.")
-    return {"rte_choice": rte_choice(data_dir, output_dir),
-            "sst2_tags": sst2_tags(data_dir, output_dir)}
+    outputs.check_location(output_dir, inputs=[("--data_dir", data_dir)], flag="--output_dir")
+    for name in TASKS:
+        _check(output_dir, name, data_dir, overwrite)
+    return {"rte_choice": rte_choice(data_dir, output_dir, overwrite=overwrite),
+            "sst2_tags": sst2_tags(data_dir, output_dir, overwrite=overwrite)}
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from albert_tf import user_inputs
+    parser = user_inputs.ArgumentParser(prog=PROGRAM, description=__doc__.split("\n")[0])
     parser.add_argument("--output_dir", required=True, help="where the task folders go")
     parser.add_argument("--data_dir", default=None, help="default $ALBERT_TF_DATA_DIR")
+    parser.add_argument("--overwrite", action="store_true", help="replace task folders an "
+                        "earlier run wrote (never a folder of the user's)")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    for name, path in build_examples(args.output_dir, args.data_dir).items():
+    try:
+        built = build_examples(args.output_dir, args.data_dir, args.overwrite)
+    except (ValueError, OSError) as e:   # OutputError, DataDirError, a missing GLUE file
+        parser.exit(2, f"{PROGRAM}: error: {user_inputs.one_line(e)}\n")
+    for name, path in built.items():
         print(f"{name}: {path}")
     return 0
 

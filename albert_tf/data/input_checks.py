@@ -73,6 +73,21 @@ def text_head_problem(path: str, head: bytes) -> str | None:
     return None
 
 
+def creation_input_problem(path: str, head: bytes) -> str | None:
+    """The one-line problem of an ``albert-tf-create-pretraining-data --input_file`` whose
+    first bytes are ``head`` (`text_head_problem`'s checks, the creator's words), or None:
+    records made from a TFRecord or binary file are noise, and a failed rerun would remove
+    the earlier output."""
+    if is_tfrecord(head):
+        return (f"--input_file: {path!r} is a TFRecord file, not raw text: it is pretraining "
+                "records already (albert-tf-pretrain --train_files reads them); pass the raw "
+                "text corpus (one sentence per line, a blank line between documents)")
+    if b"\0" in head:
+        return (f"--input_file: {path!r} is binary (NUL bytes), not UTF-8 text; pass the raw "
+                "text corpus (one sentence per line, a blank line between documents)")
+    return None
+
+
 # -- the vocabulary of source=text ---------------------------------------------------------------
 
 def missing_vocabulary(vocab: str) -> str:
@@ -91,5 +106,6 @@ def not_a_vocabulary(error: Exception) -> str:
 
 
 __all__ = ["HEAD_BYTES", "HEAD_FILES", "TEXT_FORMAT", "VOCAB_FILE_HINT", "crc32c",
+           "creation_input_problem",
            "is_tfrecord", "masked_crc32c", "missing_vocabulary", "no_text_match",
            "not_a_vocabulary", "text_head_problem", "vocabulary_too_large"]

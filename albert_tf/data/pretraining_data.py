@@ -52,9 +52,14 @@ the flags (not ``num_workers``), the inputs' and vocabulary's sha256, the data f
 package version). A run first removes partial files left by a killed one and keeps every
 shard whose completion record has the current fingerprint and whose file still has the
 recorded size and sha256; it (re)writes the others (``invalidated_shards`` in the summary says
-why, e.g. which flag changed). Killing a run at any moment and running the same command
-again therefore gives exactly the files of an uninterrupted run; workers die with their
-parent (Linux), and a lock (``.OUTPUT.lock``) stops two runs writing one output. The reader
+why, e.g. which flag changed). Shards of an earlier run with another ``num_shards``
+(``OUTPUT-00000-of-00002`` when ``OUTPUT`` is written now, and the reverse) are removed once
+the new output is complete when albert-tf wrote them (their completion record, or the lock:
+``removed_stale_outputs``): a glob of the output would read every record twice; other files
+of those names are left alone (``stale_outputs``). Killing a run at any moment and running
+the same command again therefore gives exactly the files of an uninterrupted run; workers
+die with their parent (Linux), and a lock (``.OUTPUT.lock``) stops two runs writing one
+output. The reader
 (`albert_tf.data.pretraining`) skips the bookkeeping files and checks each shard against its
 completion record.
 """
@@ -76,8 +81,9 @@ from albert_tf.data.pretraining_shards import (DATA_FORMAT, CreationError, Shard
                                                completion_record_path, creation_fingerprint,
                                                fingerprint_key, is_bookkeeping_file, lock_path,
                                                output_lock, plan_shards, region_documents,
-                                               remove_partial_files, shard_paths, shuffle_rng,
-                                               stale_outputs, write_json_atomic)
+                                               remove_partial_files, remove_stale_outputs,
+                                               shard_paths, shuffle_rng, stale_outputs,
+                                               write_json_atomic)
 
 
 @dataclasses.dataclass
@@ -566,6 +572,7 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
     check_output_files(output_file, paths, files)
     from albert_tf.outputs import missing_parents
     created_dirs = missing_parents(os.path.abspath(output_file))   # removed if no instance
+    lock_existed = os.path.exists(lock_path(output_file))   # an earlier run wrote beside it
     start = time.time()
     with output_lock(output_file):
         removed = remove_partial_files(paths)
@@ -591,10 +598,6 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
                     f"{len(todo)}" + (f"; rewriting {len(invalidated)}: "
                                       + next(iter(invalidated.values())) if invalidated else "")
                     + (f"; removed {len(removed)} partial file(s)" if removed else ""))
-            if stale:
-                log(f"warning: {len(stale)} file(s) from a run with another --num_shards "
-                    f"(a glob would read them too): {', '.join(stale[:3])}"
-                    + (" ..." if len(stale) > 3 else ""))
         bar = Progress(read.bytes_read, stream=sys.stderr if progress else None)
         done_bytes = sum(p.end - p.start for p in plans if p.index in records)
         workers = min(num_workers, len(todo))
@@ -615,11 +618,26 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
         else:
             _run_workers(files, sizes, vocab_file, cfg, workers, todo, records, fp, key,
                          paths, bar, done_bytes)
+        removed_stale: list[str] = []
+        if any(r["stats"]["instances"] for r in records.values()):
+            # the shards of an earlier --num_shards, once this output is complete: a glob
+            # (OUTPUT*) would read every record twice; only files albert-tf wrote
+            removed_stale, stale = remove_stale_outputs(stale, lock_existed)
     created = CreationStats()
     for s in sorted(records):
         created.merge(_stats_of(records[s]))
     bar.update(read.bytes_read, created.instances, force=True)
     bar.close()
+    if log is not None:
+        if removed_stale:
+            log(f"removed {len(removed_stale)} shard(s) an earlier run wrote with another "
+                f"--num_shards (a glob would read them too): {', '.join(removed_stale[:3])}"
+                + (" ..." if len(removed_stale) > 3 else ""))
+        if stale:
+            log(f"warning: {len(stale)} file(s) named like shards of this output with another "
+                "--num_shards that albert-tf cannot tell it wrote, left as they are (a glob "
+                f"would read them too): {', '.join(stale[:3])}"
+                + (" ..." if len(stale) > 3 else ""))
     if not created.instances:
         _remove_empty_output(paths + [lock_path(output_file)], created_dirs)
         raise ValueError(f"no training instance from {len(files)} input file(s) "
@@ -631,7 +649,8 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
                                 for s in range(num_shards)],
               "reused_shards": reused,
               "written_shards": [p.path for p in todo], "invalidated_shards": invalidated,
-              "removed_partial_files": removed, "stale_outputs": stale}
+              "removed_partial_files": removed, "removed_stale_outputs": removed_stale,
+              "stale_outputs": stale}
     summary = Summary(read, created, paths, time.time() - start, read.bytes_read / 1e6,
                       sum(p.end - p.start for p in todo) / 1e6, shards)
     return summary.as_dict()

@@ -265,6 +265,51 @@ def stale_outputs(output_file: str, paths: list[str]) -> list[str]:
     return sorted(p for p in candidates if p not in paths and not is_bookkeeping_file(p))
 
 
+def written_by_albert_tf(path: str, lock_existed: bool) -> bool:
+    """Whether the shard file ``path`` (of this output, `stale_outputs`) is one an earlier
+    albert-tf run wrote: its completion record names it and holds its size and sha256; or,
+    without a record (a run killed between the rename and the record), the output's lock
+    existed before this run (every run takes it before writing, `check_output_files`) and
+    the file is TFRecords."""
+    done = completion_record_path(path)
+    if not os.path.exists(done):
+        if not lock_existed:
+            return False
+        from albert_tf.data.input_checks import is_tfrecord
+        try:
+            with open(path, "rb") as f:
+                return is_tfrecord(f.read(12))
+        except OSError:
+            return False
+    record = read_json(done)
+    if not isinstance(record, dict) or record.get("file") != os.path.basename(path):
+        return False
+    try:
+        return os.path.getsize(path) == record.get("bytes") and \
+            sha256_file(path) == record.get("sha256")
+    except OSError:
+        return False
+
+
+def remove_stale_outputs(stale: list[str], lock_existed: bool) -> tuple[list[str], list[str]]:
+    """Removes the shard files of an earlier ``--num_shards`` that albert-tf wrote
+    (`written_by_albert_tf`), with their completion records: a glob of the output
+    (``OUTPUT*``) would read them too, every record twice. ``(removed, kept)``: files it
+    cannot tell albert-tf wrote are never touched."""
+    removed, kept = [], []
+    for path in stale:
+        if not written_by_albert_tf(path, lock_existed):
+            kept.append(path)
+            continue
+        for name in (path, completion_record_path(path)):
+            try:
+                os.remove(name)
+            except FileNotFoundError:
+                pass
+        removed.append(path)
+    return removed, kept
+
+
 def lock_path(output_file: str) -> str:
     """``.<name>.lock`` beside ``output_file``: every run takes it before writing, so its
     presence also tells that albert-tf wrote the output files beside it."""

@@ -10,7 +10,8 @@
 GLUE directories may be in the standard layout (``CoLA/train.tsv`` without a header,
 ``MNLI/dev_matched.tsv`` ...) or with a header row (``sentence<TAB>label``): columns are found
 by header name first, by the standard positions otherwise. Rows with the wrong number of
-fields or an unknown label are skipped and counted in ``TaskData.skipped``.
+fields or an unknown label are skipped and counted in ``TaskData.skipped``; in a custom
+task's files (`load_tsv_task`) each is an error naming the file and the line.
 """
 
 from __future__ import annotations
@@ -140,22 +141,35 @@ def glue_task_key(name: str) -> str | None:
     return key if key in GLUE_TASKS else None
 
 
+def task_key(name: str) -> str:
+    """The task ``name`` stands for: GLUE's key (``SST-2`` -> ``sst2``), else lower case;
+    two names of one task have one key (how recorded and given task names compare)."""
+    return glue_task_key(name) or name.lower()
+
+
 # ----------------------------------------------------------------------------------------
 # Reading delimited files
 
 
 def _read_rows(path: str, delimiter: str) -> list[list[str]]:
+    return [row for _, row in _read_numbered_rows(path, delimiter)]
+
+
+def _read_numbered_rows(path: str, delimiter: str) -> list[tuple[int, list[str]]]:
+    """``(line number, fields)`` of every non-blank row (a quoted CSV record spanning lines:
+    the number of its last line)."""
     csv.field_size_limit(sys.maxsize)
     # utf-8-sig: a byte-order mark (Excel, Notepad) is not part of the first header name.
     with open(path, encoding="utf-8-sig", errors="strict", newline="") as f:
         try:
             if delimiter == "\t":
                 # GLUE TSVs use no quoting at all (quotes are part of the text).
-                return [line.rstrip("\r\n").split("\t") for line in f if line.strip()]
+                return [(n, line.rstrip("\r\n").split("\t"))
+                        for n, line in enumerate(f, 1) if line.strip()]
             # strict: an unterminated quote is an error, not the rest of the file in one field
             reader = csv.reader(f, delimiter=delimiter, strict=True)
             try:
-                return [row for row in reader if row]
+                return [(reader.line_num, row) for row in reader if row]
             except csv.Error as e:
                 raise TaskDataError(f"{path}:{reader.line_num}: malformed CSV ({e}); quote "
                                     "fields with the delimiter, quotes or newlines as "
@@ -183,14 +197,22 @@ def _column_index(header: list[str] | None, column: str | int, path: str) -> int
 def read_examples(path: str, text_columns: Sequence[str | int], label_column: str | int | None,
                   has_header: bool, delimiter: str | None = None, is_regression: bool = False,
                   label_list: Sequence[str] | None = None,
-                  skipped: dict | None = None) -> list[Example]:
-    """Examples from one delimited file; malformed rows are skipped and counted."""
+                  skipped: dict | None = None, unknown_labels: str = "skip",
+                  labels_from: str = "") -> list[Example]:
+    """Examples from one delimited file. Malformed rows (the wrong number of fields, a score
+    that is no finite number) and labels not in ``label_list`` are skipped and counted
+    (``unknown_labels="skip"``: GLUE's files), or each is a `TaskDataError` naming the
+    file, the line and what is wrong (``"error"``: a custom task's files, where a dropped
+    row is a silently wrong score, or a prediction file out of step with its input;
+    ``labels_from`` says where the known labels come from)."""
     if not os.path.isfile(path):
         raise TaskDataError(f"task data file not found: {path}")
-    rows = _read_rows(path, _delimiter_for(path, delimiter))
+    numbered = _read_numbered_rows(path, _delimiter_for(path, delimiter))
+    rows = [row for _, row in numbered]
+    line_of = [n for n, _ in numbered]
     header = None
     if has_header and rows:
-        header, rows = [h.strip() for h in rows[0]], rows[1:]
+        header, rows, line_of = [h.strip() for h in rows[0]], rows[1:], line_of[1:]
     cols = [_column_index(header, c, path) for c in text_columns]
     label_idx = _column_index(header, label_column, path) if label_column is not None else None
     width = len(header) if header is not None else None
@@ -198,8 +220,17 @@ def read_examples(path: str, text_columns: Sequence[str | int], label_column: st
                  + ([abs(label_idx) + (1 if label_idx >= 0 else 0)] if label_idx is not None else []))
     labels = set(label_list) if label_list else None
     out, bad = [], 0
-    for row in rows:
+    strict = unknown_labels == "error"
+    for line, row in zip(line_of, rows):
         if (width is not None and len(row) != width) or len(row) < needed:
+            if strict:
+                sep = "tab" if _delimiter_for(path, delimiter) == "\t" else repr(
+                    _delimiter_for(path, delimiter))
+                raise TaskDataError(
+                    f"{path}, line {line}: {len(row)} {sep}-separated fields where "
+                    + (f"the header has {width} (a {sep} inside a text?)" if width is not None
+                       else f"the columns need {needed}")
+                    + "; fix the row (a custom task's rows are all read, none is dropped).")
             bad += 1
             continue
         texts = [row[c].strip() for c in cols]
@@ -212,10 +243,21 @@ def read_examples(path: str, text_columns: Sequence[str | int], label_column: st
                 except ValueError:
                     label = math.nan
                 if not math.isfinite(label):   # "nan"/"inf" scores are malformed too
+                    if strict:
+                        raise TaskDataError(
+                            f"{path}, line {line}: score {raw!r} is not a finite number "
+                            "(task.is_regression); fix the row (a custom task's rows are all "
+                            "read, none is dropped).")
                     bad += 1
                     continue
             else:
                 if labels is not None and raw not in labels:
+                    if unknown_labels == "error":
+                        raise TaskDataError(
+                            f"{path}, line {line}: label {raw!r} is not one of the task's "
+                            f"labels ({', '.join(map(str, label_list))}{labels_from}), so "
+                            "no model of this task can answer it: fix the file, or to train "
+                            "on every label list them all in task.label_list=[...].")
                     bad += 1
                     continue
                 label = raw
@@ -256,34 +298,88 @@ def _first_existing(directory: str, names: Sequence[str]) -> str | None:
     return None
 
 
+def _folder_key(name: str) -> str:
+    """A folder name as compared with a task's directory: ``SST-2``, ``sst2``, ``SST_2``."""
+    return name.lower().replace("-", "").replace("_", "")
+
+
+def _is_task_folder(path: str, spec: _GlueSpec) -> bool:
+    return _folder_key(os.path.basename(os.path.normpath(path))) == _folder_key(spec.directory)
+
+
 def _task_dir_candidates(root: str, spec: _GlueSpec) -> list[str]:
-    candidates = [os.path.join(root, spec.directory), root]
+    """Where task ``spec``'s files may be under ``root``: ``root/<Task>/`` (any case), or
+    ``root`` itself only when it is named like the task (``.../SST-2``): a folder of
+    another task's files (``--data_dir=.../glue/CoLA`` for sst2) is never read as this
+    task's."""
+    candidates = [os.path.join(root, spec.directory)]
     for name in os.listdir(root) if os.path.isdir(root) else []:
-        if name.lower().replace("-", "") == spec.directory.lower().replace("-", ""):
-            candidates.insert(1, os.path.join(root, name))
+        if _folder_key(name) == _folder_key(spec.directory):
+            candidates.append(os.path.join(root, name))
+    if _is_task_folder(root, spec):
+        candidates.append(root)
     return candidates
+
+
+def _layout(spec: _GlueSpec) -> str:
+    return (f"a GLUE task is read only from its own folder: DATA_DIR/glue/{spec.directory}/ "
+            f"or DATA_DIR/{spec.directory}/ ({{train,dev,test}}.tsv)")
+
+
+def other_task_folder(data_dir: str, name: str) -> str | None:
+    """The one-line problem when ``data_dir`` is the folder of another task's files (named
+    like another GLUE task, or holding a ``train.tsv`` without being named like task
+    ``name``): reading it as ``name``'s data would score or train on the wrong task. None
+    otherwise (also for a non-GLUE ``name``)."""
+    key = glue_task_key(name)
+    if key is None or not os.path.isdir(data_dir):
+        return None
+    spec = GLUE_TASKS[key]
+    if _is_task_folder(data_dir, spec):
+        return None
+    folder = os.path.basename(os.path.normpath(os.path.abspath(data_dir)))
+    other = next((k for k, s in GLUE_TASKS.items() if k != key and _is_task_folder(data_dir, s)),
+                 None)
+    if other is not None:
+        what = f"is the folder of GLUE task {other} ({GLUE_TASKS[other].directory}/)"
+    elif os.path.isfile(os.path.join(data_dir, "train.tsv")):
+        what = f"is a task folder ({folder}/, holding train.tsv) that is not {spec.directory}'s"
+    else:
+        return None
+    return (f"data directory {data_dir} {what}, not task {name}'s: {_layout(spec)}; pass the "
+            f"data root (the directory holding glue/) or the directory holding "
+            f"{spec.directory}/.")
 
 
 def _find_task_dir(data_dir: str, spec: _GlueSpec) -> str:
     """The directory with the task's ``train.tsv``: ``data_dir`` in the GLUE layout
-    (``<Task>/train.tsv``), or the project's data root (``glue/<Task>/train.tsv``)."""
+    (``<Task>/train.tsv``), the project's data root (``glue/<Task>/train.tsv``), or the
+    task's own folder (named like it). Another task's folder is an error naming the
+    layout (`other_task_folder`)."""
     for root in (data_dir, os.path.join(data_dir, "glue")):
         for candidate in _task_dir_candidates(root, spec):
             if os.path.isfile(os.path.join(candidate, "train.tsv")):
                 return candidate
+    key = next(k for k, s in GLUE_TASKS.items() if s is spec)
+    problem = other_task_folder(data_dir, key)
+    if problem:
+        raise TaskDataError(problem)
     raise TaskDataError(f"no {spec.directory}/train.tsv under {data_dir} (expected the GLUE "
                         "layout: DATA_DIR/<Task>/{train,dev,test}.tsv, or DATA_DIR/glue/<Task>/)")
 
 
 def find_glue_task_dir(data_dir: str, name: str) -> str | None:
     """Where GLUE task ``name``'s files are under ``data_dir`` (a GLUE directory or the
-    project's data root, as `load_task` reads them), or None (also for a non-GLUE name)."""
+    project's data root, as `load_task` reads them), or None (also for a non-GLUE name);
+    a `TaskDataError` when ``data_dir`` is another task's folder (`other_task_folder`)."""
     key = glue_task_key(name)
     if key is None:
         return None
     try:
         return _find_task_dir(data_dir, GLUE_TASKS[key])
     except TaskDataError:
+        if other_task_folder(data_dir, name):
+            raise
         return None
 
 
@@ -336,9 +432,12 @@ def load_tsv_task(train_file: str, dev_file: str | None = None, test_file: str |
     text_cols = [text_a_column] + ([text_b_column] if text_b_column is not None else [])
     skipped: dict = {}
     train = read_examples(train_file, text_cols, label_column, has_header, delimiter,
-                          is_regression, label_list, skipped)
+                          is_regression, label_list, skipped, unknown_labels="error",
+                          labels_from=": task.label_list")
+    labels_from = ": task.label_list"
     if not is_regression and label_list is None:
         label_list = sorted({e.label for e in train if e.label is not None})
+        labels_from = f": the labels of the train file {train_file}"
     splits = []
     for path in (dev_file, test_file):
         if path is None:
@@ -351,7 +450,8 @@ def load_tsv_task(train_file: str, dev_file: str | None = None, test_file: str |
             if label_column not in [h.strip() for h in header]:
                 label = None
         splits.append(read_examples(path, text_cols, label, has_header, delimiter,
-                                    is_regression, label_list, skipped))
+                                    is_regression, label_list, skipped,
+                                    unknown_labels="error", labels_from=labels_from))
     if metric is None:
         metric = "pearson_spearman" if is_regression else "accuracy"
     return TaskData(name, train, splits[0], splits[1],
@@ -368,12 +468,30 @@ TOKEN_CLASSIFICATION_SYNTAX = ("--task=NAME --params_override=task.type=token_cl
 
 
 def _header_rows(path: str) -> tuple[list[str], list[list[str]]]:
+    header, numbered = _numbered_header_rows(path)
+    return header, [row for _, row in numbered]
+
+
+def _numbered_header_rows(path: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     if not os.path.isfile(path):
         raise TaskDataError(f"task data file not found: {path}")
-    rows = _read_rows(path, _delimiter_for(path, None))
+    rows = _read_numbered_rows(path, _delimiter_for(path, None))
     if not rows:
         raise TaskDataError(f"{path} is empty (expected a header row)")
-    return [h.strip() for h in rows[0]], rows[1:]
+    return [h.strip() for h in rows[0][1]], rows[1:]
+
+
+def _bad_row(path: str, line: int, what: str) -> TaskDataError:
+    """A custom task's malformed row: an error naming it, never a row dropped in silence
+    (a score of fewer examples, predictions out of step with the file)."""
+    return TaskDataError(f"{path}, line {line}: {what}; fix the row (a custom task's rows are "
+                         "all read, none is dropped).")
+
+
+def _width_problem(path: str, row: list[str], header: list[str]) -> str:
+    sep = "tab" if _delimiter_for(path, None) == "\t" else "','"
+    return (f"{len(row)} {sep}-separated fields where the header has {len(header)} (a {sep} "
+            "inside a text?)")
 
 
 def detect_task_type(path: str) -> str | None:
@@ -408,7 +526,7 @@ def load_multiple_choice_task(train_file: str, dev_file: str | None = None,
         if path is None:
             splits.append([])
             continue
-        header, rows = _header_rows(path)
+        header, rows = _numbered_header_rows(path)
         if context_column not in header:
             raise TaskDataError(f"{path}: no column {context_column!r} in header {header} "
                                 "(multiple choice: context, choice_0, choice_1, ..., label)")
@@ -419,19 +537,18 @@ def load_multiple_choice_task(train_file: str, dev_file: str | None = None,
         num = len(choices)
         ic = header.index(context_column)
         il = header.index(label_column) if label_column in header else None
-        out, bad = [], 0
-        for row in rows:
+        out = []
+        for line, row in rows:
             if len(row) != len(header):
-                bad += 1
-                continue
+                raise _bad_row(path, line, _width_problem(path, row, header))
             label = None
             if il is not None:
                 label = row[il].strip()
                 if not label.isdigit() or int(label) >= num:
-                    bad += 1
-                    continue
+                    raise _bad_row(path, line, f"label {label!r} is not the index of one of "
+                                   f"its {num} choices (0 to {num - 1})")
             out.append(Example(row[ic].strip(), tuple(row[i].strip() for i in choices), label))
-        skipped[os.path.basename(path)] = bad
+        skipped[os.path.basename(path)] = 0
         splits.append(out)
     return TaskData(name, splits[0], splits[1], splits[2], [str(i) for i in range(num)],
                     False, "accuracy", skipped)
@@ -454,32 +571,40 @@ def load_token_classification_task(train_file: str, dev_file: str | None = None,
     """
     splits: list[list[Example]] = []
     skipped: dict = {}
+    given_labels = bool(label_list)
+    label_list = list(label_list) if label_list else None
     for path in (train_file, dev_file, test_file):
         if path is None:
             splits.append([])
             continue
-        header, rows = _header_rows(path)
+        header, rows = _numbered_header_rows(path)
         if tokens_column not in header:
             raise TaskDataError(f"{path}: no column {tokens_column!r} in header {header} "
                                 "(token classification: tokens, tags)")
         it = header.index(tokens_column)
         ig = header.index(tags_column) if tags_column in header else None
-        out, bad = [], 0
-        for row in rows:
+        out = []
+        for line, row in rows:
             if len(row) != len(header):
-                bad += 1
-                continue
+                raise _bad_row(path, line, _width_problem(path, row, header))
             words = row[it].split()
             tags = tuple(row[ig].split()) if ig is not None else None
-            if not words or (tags is not None and len(tags) != len(words)) or (
-                    tags is not None and label_list and not set(tags) <= set(label_list)):
-                bad += 1
-                continue
+            if not words:
+                raise _bad_row(path, line, "no words")
+            if tags is not None and len(tags) != len(words):
+                raise _bad_row(path, line, f"{len(words)} words but {len(tags)} tags")
+            unknown = sorted(set(tags) - set(label_list)) if tags and label_list else []
+            if unknown:
+                known = ("task.label_list" if given_labels else
+                         f"the tags of the train file {train_file}")
+                raise _bad_row(path, line, f"tag {unknown[0]!r} is not one of the task's tags "
+                               f"({', '.join(label_list)}: {known}), so no model of this "
+                               "task can answer it")
             out.append(Example(" ".join(words), None, tags))
-        skipped[os.path.basename(path)] = bad
+        skipped[os.path.basename(path)] = 0
         splits.append(out)
-    if label_list is None:
-        label_list = sorted({t for e in splits[0] for t in e.label})
+        if label_list is None:             # the train file's tags: dev and test are checked
+            label_list = sorted({t for e in out for t in (e.label or ())})
     return TaskData(name, splits[0], splits[1], splits[2], list(label_list), False, "f1",
                     skipped)
 

@@ -88,16 +88,20 @@ class ExportSource:
 
 
 def find_vocab(model_dir: str, vocab_file: str | None = None) -> str:
-    """The vocabulary to tokenize with: ``vocab_file``, or the model directory's
-    ``vocab.model`` (SentencePiece) or ``vocab.txt`` (WordPiece)."""
-    if vocab_file and not os.path.isfile(vocab_file):
+    """The vocabulary to tokenize with: ``vocab_file`` (a file or a vocabulary directory),
+    or the model directory's ``vocab.model`` (SentencePiece) or ``vocab.txt`` (WordPiece);
+    a ``vocab_file`` that is not the one the directory ships, or not of the kind its
+    ``task.json`` records, is refused (`albert_tf.text.vocabulary.model_vocabulary`)."""
+    if vocab_file and not os.path.exists(vocab_file):
         raise ExportError(f"no vocabulary at --vocab_file={vocab_file}: pass the vocab.model or "
                           "vocab.txt file the model was trained with.")
     try:
-        path = vocab_file or vocab_lib.find_vocabulary(model_dir)[1]
+        path = vocab_lib.model_vocabulary(model_dir, vocab_file)
     except vocab_lib.VocabularyError as e:
+        none = not vocab_file and not any(os.path.isfile(os.path.join(model_dir, name))
+                                          for name in vocab_lib.FILE_NAMES.values())
         raise ExportError(f"{e} An exported model tokenizes raw text and ships its vocabulary "
-                          "(or pass --vocab_file=PATH).") from e
+                          "(or pass --vocab_file=PATH)." if none else str(e)) from e
     _vocab_size(path)
     return path
 

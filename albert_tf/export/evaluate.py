@@ -13,7 +13,10 @@ chosen on dev (`albert_tf.pipeline.driver` does this once), never for choosing.
 dict per ``--model`` (``accuracy`` ..., ``model``, ``task``, ``split``, ``examples``,
 ``quantization``, ``seconds``), which the pipeline reads. A model whose ``metadata.json``
 records another task than ``--task`` is refused, naming both, unless
-``--allow_task_mismatch`` (`check_task`; a model recording no task is scored).
+``--allow_task_mismatch`` (`check_task`; a model recording no task is scored). The task's
+data is read from its own folder only (``DATA_DIR/glue/<Task>/``: another task's folder as
+``--data_dir`` is refused); a custom TSV task's model is not scored here (its data is not
+GLUE's or SentEval's): the error says how albert-tf-finetune --mode=eval scores it.
 
 `albert_tf.export.runner.open_runner` picks the runner of an export. The
 ``albert-tflite-evaluate`` CLI (``albert_tflite.evaluate``) is this module's `main`.
@@ -34,6 +37,13 @@ from albert_tf.export.runner import open_runner
 
 
 SPLITS = ("dev", "test")
+# How a model of a custom TSV task (albert-tf-finetune --task=NAME with task.train_file) is
+# scored: the evaluator reads GLUE and SentEval tasks only.
+CUSTOM_TASK_SCORE = ("a custom TSV task's model is scored on its dev file by albert-tf-finetune "
+                     "--mode=eval --task=NAME --init_checkpoint=<the model directory it was "
+                     "exported from> --model_dir=<a new directory> --params_override="
+                     "task.train_file=TRAIN,task.dev_file=DEV (and its training's column "
+                     "settings)")
 
 
 def load_split(task: str, data_dir: str, split: str = "dev"):
@@ -46,8 +56,9 @@ def load_split(task: str, data_dir: str, split: str = "dev"):
         raise data_tasks.TaskDataError(f"--split={split!r}: use one of {', '.join(SPLITS)}.")
     key = data_tasks.glue_task_key(task)
     if not key and task.lower() not in data_tasks.SENTEVAL_TASKS:
-        raise data_tasks.TaskDataError(f"unknown task {task!r}. Known tasks: "
-                                       f"{data_tasks.known_tasks(squad=False, custom=False)}.")
+        raise data_tasks.TaskDataError(
+            f"unknown task {task!r}: albert-tflite-evaluate scores GLUE and SentEval tasks "
+            f"({data_tasks.known_tasks(squad=False, custom=False)}); {CUSTOM_TASK_SCORE}.")
     try:
         data_dir = resources.data_dir(data_dir)
     except resources.DataDirError as e:
@@ -106,18 +117,13 @@ def score(predictions: Sequence[dict], labels: Sequence[Any], label_list, is_reg
     return result
 
 
-def task_key(name: str) -> str:
-    """The task ``name`` stands for: GLUE's key (``SST-2`` -> ``sst2``), else lower case."""
-    from albert_tf.data import task_data as data_tasks
-    return data_tasks.glue_task_key(name) or name.lower()
-
-
 def check_task(model: str, task: str, allow_mismatch: bool = False) -> None:
     """An `albert_tf.user_inputs.InputError` when the export at ``model`` records, in its
     ``metadata.json``, another task than ``task`` (the ``task`` of the model directory's
     ``task.json`` it was exported from): its labels would be scored against another task's
     (an SST-2 model on CoLA scores 0.43 without a word). ``allow_mismatch``
     (``--allow_task_mismatch``) allows it. An export that records no task is allowed."""
+    from albert_tf.data.task_data import task_key
     from albert_tf.export.metadata import metadata_path
     from albert_tf.user_inputs import InputError
     try:
@@ -127,9 +133,30 @@ def check_task(model: str, task: str, allow_mismatch: bool = False) -> None:
         return                  # no readable metadata: the runner says what is wrong
     if allow_mismatch or not recorded or task_key(str(recorded)) == task_key(task):
         return
+    if not is_scored_task(str(recorded)):
+        from albert_tf.data.task_data import SQUAD_TASKS
+        name = str(recorded)
+        if name.lower() in SQUAD_TASKS:
+            what, how = (f"task {name!r}", "a SQuAD model is scored by albert-tf-finetune "
+                         f"--mode=eval --task={name} --init_checkpoint=<the model directory it "
+                         "was exported from> --model_dir=<a new directory>")
+        elif name.lower() == "pretraining":
+            what, how = "pretraining (no task head)", "finetune it first (albert-tf-finetune)"
+        else:
+            what, how = f"the custom task {name!r}", CUSTOM_TASK_SCORE.replace("NAME", name)
+        raise InputError(
+            f"--model={model} was trained on {what} (its metadata.json), not --task={task}; "
+            f"albert-tflite-evaluate scores GLUE and SentEval tasks only: {how}; or pass "
+            f"--allow_task_mismatch to score it on --task={task} anyway.")
     raise InputError(f"--model={model} was trained on task {recorded!r} (its metadata.json), "
                      f"not --task={task}: score it on --task={recorded}, or pass "
                      "--allow_task_mismatch to score it on this task anyway.")
+
+
+def is_scored_task(name: str) -> bool:
+    """Whether the evaluator reads task ``name``'s data (a GLUE or SentEval task)."""
+    from albert_tf.data import task_data as data_tasks
+    return bool(data_tasks.glue_task_key(name)) or name.lower() in data_tasks.SENTEVAL_TASKS
 
 
 def evaluate(model: str, task: str, data_dir: str, num_threads: int = 2,
@@ -190,11 +217,13 @@ def main(argv: Iterable[str] | None = None, doc: str | None = None) -> int:
         user_inputs.at_least(args.threads, "--threads")
         user_inputs.at_least(args.limit, "--limit")
         if args.json:
-            outputs.check_output_file(args.json, overwrite=args.overwrite, flag="--json")
+            outputs.check_output_file(args.json, overwrite=args.overwrite, flag="--json",
+                                      inputs=[("--model", m) for m in args.model])
+        for model in args.model:     # a model of another task first: its task is the fix
+            check_task(model, args.task, args.allow_task_mismatch)
         load_split(args.task, args.data_dir, args.split)
         for model in args.model:
             user_inputs.edge_export(model)
-            check_task(model, args.task, args.allow_task_mismatch)
         results = [evaluate(m, args.task, args.data_dir, args.threads, args.limit, args.split,
                             args.allow_task_mismatch) for m in args.model]
     except (ValueError, OSError) as e:   # not an export, a runtime missing, a broken file

@@ -151,6 +151,10 @@ class ExportFormat:
         if quantization not in self.quantizations():
             return (f"--quantization={quantization}: {self.title[0].lower()}{self.title[1:]} "
                     f"is {' or '.join(self.quantizations())} (int8: {self.int8_method}).")
+        if self.quantizations is _tflite_recipes:
+            line = _recipe_problem(quantization, options)
+            if line:
+                return line
         if self.seq_lengths == "one" and options.seq_lengths and len(options.seq_lengths) > 1:
             return (f"--seq_lengths={','.join(str(s) for s in options.seq_lengths)}: "
                     f"{self.title} has one shape: pass one length for a static export, or "
@@ -176,7 +180,7 @@ class ExportFormat:
         inputs = export_inputs(model_dir, options.vocab_file, options.calibration_file,
                                options.qat_model_dir)
         if self.writes_inside:
-            outputs.check_location(output, inputs=inputs)
+            outputs.check_base_directory(output, inputs=inputs)
         else:
             outputs.check_output(output, kind=outputs.export_kind(self.name), inputs=inputs,
                                  overwrite=bool(options.overwrite))
@@ -308,6 +312,21 @@ def _openvino_summary(path: str) -> list[str]:
 def _tflite_recipes() -> tuple[str, ...]:
     from albert_tf.export import quantization as recipes
     return recipes.names()
+
+
+def _recipe_problem(quantization: str, options: ExportOptions) -> str | None:
+    """Why the TFLite recipe ``quantization`` cannot make this export, before any work: a
+    recipe albert-tf does not export (`albert_tf.export.quantization.Recipe.refused`), or
+    calibration (int8) with the tokenizer in the graph (calibration feeds ids)."""
+    from albert_tf.export import quantization as recipes
+    recipe = recipes.get(quantization)
+    if recipe.refused:
+        return f"--quantization={quantization}: {recipe.refused}"
+    if options.with_tokenizer and recipe.needs_calibration:
+        return (f"--with_tokenizer with --quantization={quantization}: calibration runs the "
+                "ids signatures; export the int8 model without the tokenizer and tokenize in "
+                "the app (see tflite/README.md).")
+    return None
 
 
 _IDS_ONLY = ("--with_tokenizer: {} exports take token ids; tokenize with albert_tf (Python: "

@@ -80,8 +80,32 @@ def task_metadata(task_info: dict[str, Any], vocab_file: str,
             "do_lower_case": bool(task_info.get("do_lower_case", True)),
             "special_ids": special_ids(vocab_file),
             "in_graph": in_graph,
+            # What `check_vocabulary` compares the shipped file with when a runner loads it.
+            "vocab_sha256": vocab_lib.file_sha256(vocab_file),
+            "vocab_bytes": os.path.getsize(vocab_file),
         },
     }
+
+
+def check_vocabulary(meta: dict[str, Any], directory: str) -> str:
+    """The path of the vocabulary an export ships (``directory``/``tokenizer.vocab_file``)
+    after checking it is the one the export was made with: its size and sha256 against
+    those ``metadata.json`` records (exports written before they were recorded: not
+    checked). A `MetadataError` names the file and the fix: another vocabulary's ids would
+    give answers without an error."""
+    tok = meta["tokenizer"]
+    path = os.path.join(directory, tok["vocab_file"])
+    want_sha, want_size = tok.get("vocab_sha256"), tok.get("vocab_bytes")
+    if not want_sha or not os.path.isfile(path):
+        return path                      # nothing recorded, or a missing file: its reader
+    size = os.path.getsize(path)
+    if (want_size is not None and size != want_size) or vocab_lib.file_sha256(path) != want_sha:
+        raise MetadataError(
+            f"{path} is not the vocabulary this export was made with ({size} bytes; "
+            f"{METADATA_FILE} records {want_size} bytes, sha256 {want_sha[:12]}...): the model "
+            "would get another vocabulary's ids. Copy the export directory again, or export it "
+            "again with albert-tf-export.")
+    return path
 
 
 def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
@@ -117,6 +141,212 @@ def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
     return meta
 
 
+# ------------------------------------------------------- a .tflite converted elsewhere
+# The output each head's answers are decoded from (`albert_tf.heads`: ``decode``).
+_DECODED_OUTPUTS = {"classification": "probabilities", "token_classification": "probabilities",
+                    "regression": "value"}
+
+
+def files_written(task_info: dict[str, Any], vocab_file: str) -> list[str]:
+    """The files `write_metadata` writes beside a model: metadata.json, the vocabulary under
+    its export name and, for a task with labels, labels.txt."""
+    names = [METADATA_FILE, vocab_file_name(vocab_file)]
+    return names + [LABELS_FILE] if task_info.get("label_list") else names
+
+
+def check_beside(model_path: str, task_info: dict[str, Any], vocab_file: str,
+                 overwrite: bool = False, flag: str = "--model") -> None:
+    """Before any work: a `MetadataError` unless `write_metadata` may write its files
+    (`files_written`) beside the model ``model_path`` (``albert-tflite-metadata``).
+
+    The directory of an albert-tf TFLite export (its marker, `albert_tf.outputs`) is
+    rewritten; the files of an earlier run of this tool (an albert-tf-tflite metadata.json
+    of the same model file, and the vocabulary and labels it names) too. Any other existing
+    file of those names (the user's own metadata.json, labels.txt, vocab.model...) is
+    refused unless ``overwrite`` (a file with the bytes it would get is not a conflict); an
+    albert-tf output of another kind (an ONNX export, a model directory, a run) is never
+    written into; and the directory must be writable.
+    """
+    from albert_tf import outputs
+    directory = os.path.dirname(os.path.abspath(model_path))
+    kind = outputs.marker_kind(directory) if outputs.is_albert_tf_output(directory) else None
+    if kind == outputs.export_kind("tflite"):
+        return outputs.check_writable(directory, flag=flag, path=model_path)
+    if kind is not None:
+        raise MetadataError(
+            f"{flag}={model_path} lies in {outputs.describe_kind(kind)}, whose files "
+            "albert-tf does not replace with a TFLite export's; copy the .tflite into a "
+            "directory of its own and describe it there.")
+    ours = set(_earlier_files(directory, os.path.basename(model_path)))
+    users, odd = [], []
+    for name in files_written(task_info, vocab_file):
+        path = os.path.join(directory, name)
+        if not os.path.lexists(path) or name in ours \
+                or os.path.abspath(path) == os.path.abspath(vocab_file):
+            continue
+        if os.path.islink(path) or not os.path.isfile(path):
+            odd.append(name)
+        elif not overwrite and not _same_content(path, name, task_info, vocab_file):
+            users.append(name)
+    if odd:
+        raise MetadataError(f"{flag}={model_path}: {', '.join(odd)} beside it is not a plain "
+                            "file; nothing was written: copy the .tflite into a new directory.")
+    if users:
+        raise MetadataError(
+            f"{flag}={model_path}: {directory} already holds {', '.join(users)}, which "
+            "albert-tf did not write; nothing was written: copy the .tflite into a new "
+            "directory, or pass --overwrite to replace them.")
+    outputs.check_writable(directory, flag=flag, path=model_path)
+
+
+def _earlier_files(directory: str, model_file: str) -> list[str]:
+    """The files an earlier ``albert-tflite-metadata`` wrote beside ``model_file``: its
+    metadata.json (an albert-tf-tflite one for that model file) and the files it names."""
+    try:
+        with open(os.path.join(directory, METADATA_FILE), encoding="utf-8") as f:
+            meta = json.load(f)
+        if meta.get("format") != FORMAT or meta.get("model_file") != model_file:
+            return []
+        return [METADATA_FILE, meta["tokenizer"]["vocab_file"]] + (
+            [meta["labels_file"]] if meta.get("labels_file") else [])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+def _same_content(path: str, name: str, task_info: dict[str, Any], vocab_file: str) -> bool:
+    """Whether the file ``name`` at ``path`` already holds what `write_files` would write
+    (the vocabulary's bytes, the labels): replacing it loses nothing."""
+    try:
+        with open(path, "rb") as f:
+            have = f.read()
+        if name == LABELS_FILE:
+            return have == "".join(f"{label}\n" for label in task_info["label_list"]).encode()
+        if name == METADATA_FILE:
+            return False
+        with open(vocab_file, "rb") as f:
+            return have == f.read()
+    except OSError:
+        return False
+
+
+def check_model(model_path: str, task_info: dict[str, Any], config: dict[str, Any],
+                quantization: str | None = None, flag: str = "--model",
+                dir_flag: str = "--model_dir") -> dict[str, Any]:
+    """Before any work: the ``.tflite`` at ``model_path`` read for what it says about its
+    model (no TensorFlow), checked against the model directory's ``task_info`` (task.json)
+    and ``config`` (config.json), a `MetadataError` naming the mismatch otherwise:
+
+    - a TFLite flatbuffer with signatures (albert-tf's runners call signatures);
+    - every id signature's sequence length within the config's positions;
+    - the output the task head decodes (``probabilities``, ``value``), with one score per
+      label of the task;
+    - the task, labels and quantization that its embedded mobile-SDK metadata names (an
+      albert-tf export's), when it has some.
+
+    Returns ``{"max_seq_length", "quantization"}``: the longest id signature's length (the
+    longest text the file takes; task.json's for a string-in model) and the quantization
+    (``quantization``, else the embedded metadata's, else ``"unknown"``).
+    """
+    from ai_edge_litert import schema_py_generated as schema
+
+    from albert_tf.export.analysis import signatures
+    try:
+        with open(model_path, "rb") as f:
+            content = f.read()
+    except OSError as e:
+        raise MetadataError(f"{flag}={model_path} cannot be read ({e.strerror}).") from None
+    if not schema.Model.ModelBufferHasIdentifier(content, 0):
+        raise MetadataError(f"{flag}={model_path} is not a TFLite model (no TFL3 "
+                            "identifier); pass the .tflite file to describe.")
+    try:
+        sigs = signatures(content)
+    except Exception as e:  # noqa: BLE001  (a damaged flatbuffer reads as anything)
+        raise MetadataError(f"{flag}={model_path}: its signatures cannot be read ({e}); a "
+                            "truncated or damaged file reads like this: copy it again.") from None
+    if not sigs:
+        raise MetadataError(f"{flag}={model_path} has no signatures; albert-tf's runners call "
+                            "signatures: convert it with them (TFLiteConverter."
+                            "from_concrete_functions / from_saved_model with signatures).")
+    where = f"{dir_flag} (task {task_info.get('task')!r})"
+    lengths = sorted({sig["inputs"]["input_word_ids"]["shape"][-1]
+                      for sig in sigs.values() if "input_word_ids" in sig["inputs"]
+                      and len(sig["inputs"]["input_word_ids"]["shape"]) == 2
+                      and sig["inputs"]["input_word_ids"]["shape"][-1] > 0})   # not dynamic
+    positions = config.get("max_position_embeddings")
+    if isinstance(positions, int) and lengths and lengths[-1] > positions:
+        raise MetadataError(f"{flag}={model_path} takes sequences of {lengths[-1]} ids but the "
+                            f"model of {dir_flag} has {positions} positions: it was not "
+                            "exported from that model; pass the model directory it was "
+                            "exported from.")
+    head = task_info.get("head")
+    output = _DECODED_OUTPUTS.get(head)
+    labels = task_info.get("label_list") or ()
+    for key, sig in sigs.items():
+        if key == "tokenize" or output is None:
+            continue
+        outs = sig["outputs"]
+        if output not in outs:
+            raise MetadataError(
+                f"{flag}={model_path}: signature {key} has no {output!r} output (it has "
+                f"{', '.join(outs) or 'none'}); the {head} model of {where} answers through "
+                "one: pass the model directory the .tflite was exported from.")
+        shape = outs[output]["shape"]
+        if labels and (not shape or shape[-1] != len(labels)):
+            raise MetadataError(
+                f"{flag}={model_path}: signature {key}'s {output} has "
+                f"{shape[-1] if shape else 'no'} scores per example but {where} has "
+                f"{len(labels)} labels; pass the model directory the .tflite was exported "
+                "from.")
+    embedded = _embedded(content)
+    if embedded:
+        theirs = embedded.get("task")
+        from albert_tf.data.task_data import task_key
+        if theirs and task_info.get("task") and task_key(theirs) != task_key(task_info["task"]):
+            raise MetadataError(f"{flag}={model_path} is a model of task {theirs!r} (its "
+                                f"embedded metadata), not of {where}; pass the model "
+                                "directory it was exported from.")
+        if embedded.get("labels") is not None and labels and \
+                list(embedded["labels"]) != list(labels):
+            raise MetadataError(f"{flag}={model_path}'s embedded labels {embedded['labels']} are "
+                                f"not those of {where}, {list(labels)}; pass the model "
+                                "directory it was exported from.")
+        made = embedded.get("quantization")
+        if quantization and made and quantization != made:
+            raise MetadataError(f"--quantization={quantization}: {model_path} was exported "
+                                f"with quantization {made} (its embedded metadata); pass "
+                                f"--quantization={made} or leave it out.")
+        quantization = quantization or made
+    return {"max_seq_length": lengths[-1] if lengths     # else strings in, or dynamic
+            else int(task_info.get("max_seq_length", 128)),
+            "quantization": quantization or "unknown"}
+
+
+def _embedded(content: bytes) -> dict[str, Any] | None:
+    """What the mobile-SDK metadata albert-tf embeds (`albert_tf.export.sdk_metadata.embed`)
+    says: ``task``, ``quantization`` and ``labels``; None when there is none (or another
+    writer's)."""
+    import re
+
+    from albert_tf.export import tflite_metadata
+    try:
+        meta = tflite_metadata.read(content)
+    except Exception:  # noqa: BLE001  (no metadata, or a writer of its own)
+        return None
+    if not meta or meta.get("author") != "albert-tf":
+        return None
+    found: dict[str, Any] = {}
+    name = re.fullmatch(r"albert-tf (\S+) \S+", str(meta.get("name", "")))
+    if name:
+        found["task"] = name.group(1)
+    made = re.search(r"\(quantization: ([^)]+)\)", str(meta.get("description", "")))
+    if made:
+        found["quantization"] = made.group(1)
+    labels = tflite_metadata.packed_files(content).get(LABELS_FILE)
+    if labels is not None:
+        found["labels"] = labels.decode("utf-8", "replace").splitlines()
+    return found
+
+
 def write_metadata(directory: str, model_file: str, task_info: dict[str, Any],
                    vocab_file: str, quantization: str,
                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -130,15 +360,21 @@ def write_metadata(directory: str, model_file: str, task_info: dict[str, Any],
 def write_files(directory: str, meta: dict[str, Any], vocab_file: str) -> dict[str, Any]:
     """Writes ``meta`` as metadata.json, the vocabulary under its export name and, when
     ``meta`` has labels, labels.txt into ``directory``; returns ``meta``."""
+    from albert_tf.outputs import write_text
     target = os.path.join(directory, meta["tokenizer"]["vocab_file"])
     if os.path.abspath(vocab_file) != os.path.abspath(target):
-        shutil.copyfile(vocab_file, target)
+        stage = os.path.join(directory, f".{os.path.basename(target)}.tmp-{os.getpid()}")
+        try:                            # renamed into place: never a half-copied vocabulary
+            shutil.copyfile(vocab_file, stage)
+            os.replace(stage, target)
+        except BaseException:
+            if os.path.lexists(stage):
+                os.remove(stage)
+            raise
     if meta["labels"]:
-        with open(os.path.join(directory, LABELS_FILE), "w", encoding="utf-8") as f:
-            f.write("".join(label + "\n" for label in meta["labels"]))
-    with open(os.path.join(directory, METADATA_FILE), "w", encoding="utf-8") as f:
-        json.dump(meta, f, indent=2, sort_keys=False)
-        f.write("\n")
+        write_text(os.path.join(directory, LABELS_FILE),
+                   "".join(label + "\n" for label in meta["labels"]))
+    write_text(os.path.join(directory, METADATA_FILE), json.dumps(meta, indent=2) + "\n")
     return meta
 
 

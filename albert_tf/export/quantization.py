@@ -48,6 +48,7 @@ NO_CALIBRATION, CALIBRATION_REQUIRED, CALIBRATION_OPTIONAL = "none", "required",
 # Which Keras model a recipe converts.
 FLOAT_MODEL, QAT_MODEL = "float", "qat"
 QAT_DIR = "qat"
+QAT_CONFIG_FILE = "qat.json"    # the compression tools' QAT_FILE: a model trained with QAT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +70,9 @@ class Recipe:
       reports_float_ops: the binaries print the ops that compute in float.
       pipeline: ``albert-tf-run``'s ``export.quantizations`` may list it (a QAT model is
         exported only by its own compression).
+      refused: why albert-tf does not export it (one line naming what to use instead);
+        empty: it does. A refused recipe stays in the table so that asking for it gets
+        that line (`albert_tf.export.formats.ExportFormat.problem`), before any work.
     """
 
     name: str
@@ -80,6 +84,7 @@ class Recipe:
     integer: bool = False
     reports_float_ops: bool = False
     pipeline: bool = True
+    refused: str = ""
 
     @property
     def needs_calibration(self) -> bool:
@@ -147,6 +152,16 @@ def _qat(converter, calibrated: bool, strict: bool) -> None:
 
 
 _RECIPES: dict[str, Recipe] = {}
+# Why int16x8 is refused (measured with ai-edge-litert 2.3.0 and TF 2.21's converter): the
+# converter quantizes every LayerNorm's SQUARED_DIFFERENCE to int16, which LiteRT cannot
+# run ("SquaredDifference only supports FLOAT32 and INT32 now, got 7" at the first invoke,
+# with or without XNNPACK), and some int16 graphs abort the process inside LiteRT; the
+# converter's float denylist (`int8_float_ops`) turns the whole model into int8 instead.
+INT16X8_REFUSED = (
+    "LiteRT cannot run albert-tf's int16x8 models: the converter quantizes every "
+    "LayerNorm's SQUARED_DIFFERENCE to int16, which LiteRT has no kernel for (the "
+    "export would fail at its first call); use --quantization=int8 (int8_per_tensor for "
+    "older runtimes), dynamic or float16.")
 
 
 def register(recipe: Recipe) -> Recipe:
@@ -175,9 +190,11 @@ for _recipe in (
                "answers in older runtimes (TFLite Task Library 0.4.4)",
                _int8_per_tensor, calibration=CALIBRATION_REQUIRED, float_ops_denylist=True,
                integer=True, reports_float_ops=True),
-        Recipe("int16x8", "int16 activations, int8 weights (more accurate, slower kernels)",
+        Recipe("int16x8", "int16 activations, int8 weights: not exported (LiteRT has no "
+               "int16 SQUARED_DIFFERENCE kernel for the LayerNorms)",
                _integer("EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8"),
-               calibration=CALIBRATION_REQUIRED, reports_float_ops=True),
+               calibration=CALIBRATION_REQUIRED, reports_float_ops=True, pipeline=False,
+               refused=INT16X8_REFUSED),
         Recipe("qat", "the quantization-aware trained model converted to int8 with its "
                "learned ranges (task text calibrates the tensors QAT leaves uncovered)",
                _qat, calibration=CALIBRATION_OPTIONAL, model=QAT_MODEL, integer=True,
@@ -194,6 +211,22 @@ def names() -> tuple[str, ...]:
 def pipeline_names() -> tuple[str, ...]:
     """The choices ``albert-tf-run``'s ``export.quantizations`` may list."""
     return tuple(name for name, recipe in _RECIPES.items() if recipe.pipeline)
+
+
+def qat_model_problem(model_dir: str, qat_model_dir: str | None = None) -> str | None:
+    """Why ``--quantization=qat`` finds no quantization-aware model for ``model_dir``, read
+    before TensorFlow loads (None: one is there): ``qat_model_dir``, or in ``model_dir`` the
+    ``qat.json`` of a model the compression tools trained with QAT (their loader,
+    `register_qat_loader`) or a ``qat/`` Keras SavedModel (`load_qat_model`)."""
+    if qat_model_dir or os.path.isfile(os.path.join(model_dir, QAT_CONFIG_FILE)) \
+            or os.path.exists(os.path.join(model_dir, QAT_DIR)):
+        return None
+    return (f"--quantization=qat needs a quantization-aware trained model and "
+            f"--model_dir={model_dir} holds none (no {QAT_CONFIG_FILE}, written by "
+            "albert-tf-compress's quantization-aware training, and no "
+            f"{os.path.join(model_dir, QAT_DIR)} Keras SavedModel); pass the model directory "
+            "of a QAT compression (its model/), --qat_model_dir=DIR, or "
+            "--quantization=int8 for post-training full-integer quantization.")
 
 
 def qat_names() -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from albert_tf import task_heads as heads
-from albert_tf.export.metadata import read_metadata
+from albert_tf.export.metadata import check_vocabulary, read_metadata
 from albert_tf.export.signatures import bucket_lengths, signature_key
 from albert_tf.text.preprocessor import INPUT_NAMES, Preprocessor  # noqa: F401  (public)
 
@@ -63,6 +63,16 @@ def refuse_blank(texts_a: Sequence[Any], texts_b: Sequence[Any] | None = None) -
                                      "it or give it a text.")
 
 
+def refuse_plain_strings(texts_a: Any, texts_b: Any = None) -> None:
+    """A TypeError when ``texts_a`` or ``texts_b`` is one string (or bytes) rather than a
+    list of texts: iterated, it would be one text per character."""
+    for name, texts in (("texts_a", texts_a), ("texts_b", texts_b)):
+        if isinstance(texts, (str, bytes)):
+            shown = repr(texts[:40])
+            raise TypeError(f"{name} is one string ({shown}), not a list of texts: pass "
+                            f"[{shown}] (a string would be read as one text per character).")
+
+
 class ExportRunner:
     """Preprocess, run per bucket and decode with one exported model (see the module
     docstring). Subclasses set ``meta``, ``path``, ``directory``, ``buckets`` (the
@@ -87,6 +97,7 @@ class ExportRunner:
         if not self.in_graph:
             if not self.buckets:
                 raise ValueError(f"{self.path}: no [batch, seq] id signature in metadata.json")
+            check_vocabulary(self.meta, self.directory)   # the file the export was made with
             self.preprocessor = Preprocessor.from_metadata(self.meta, self.directory,
                                                            self.buckets)
 
@@ -163,7 +174,10 @@ class ExportRunner:
     def predict(self, texts_a: Sequence[str], texts_b: Sequence[Any] | None = None) -> list[dict]:
         """Task predictions for ``texts_a`` (and ``texts_b`` for pair tasks: second texts,
         or for multiple choice a list of candidate texts per example), in input order. An
-        empty or whitespace-only text is a ValueError naming its index (`refuse_blank`)."""
+        empty or whitespace-only text is a ValueError naming its index (`refuse_blank`);
+        a plain string instead of a list of texts is a TypeError (it would be read as a list
+        of characters)."""
+        refuse_plain_strings(texts_a, texts_b)
         texts_a = list(texts_a)
         if texts_b is not None and len(texts_b) != len(texts_a):
             raise ValueError(f"{len(texts_a)} first texts but {len(texts_b)} second texts")
@@ -202,6 +216,7 @@ class ExportRunner:
     def tokenize_in_graph(self, texts_a: Sequence[str],
                           texts_b: Sequence[str] | None = None) -> list[dict[str, np.ndarray]]:
         """The ids the in-graph tokenizer produces (``tokenize`` signature)."""
+        refuse_plain_strings(texts_a, texts_b)
         return self.run_text(list(texts_a), list(texts_b) if texts_b is not None else None,
                              signature="tokenize")
 

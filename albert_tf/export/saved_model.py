@@ -189,7 +189,7 @@ def export_saved_model(model_dir: str, output: str, name: str | None = None,
     a temporary directory next to the version directory and renamed at the end.
     """
     inputs = export_inputs(model_dir, vocab_file)
-    outputs.check_location(output, inputs=inputs)      # the base: not '.', '~', an input...
+    outputs.check_base_directory(output, inputs=inputs)   # not '.', '~', an input, an export...
     source = source or load_source(model_dir, vocab_file)
     name = name or source.task_info.task
     if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):

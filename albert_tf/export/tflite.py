@@ -24,7 +24,8 @@ int8       int8 weights and activations, calibrated on real task text; int32 ids
            keeps the ops XNNPACK cannot run in int8 in float (`XNNPACK_FLOAT_OPS`), so the
            whole graph runs in XNNPACK; ``"none"`` makes every op integer (for
            integer-only accelerators; slower on CPUs). The report lists float ops.
-int16x8    int16 activations, int8 weights (more accurate, slower kernels; for comparison)
+int16x8    refused (`Recipe.refused`): LiteRT has no int16 SQUARED_DIFFERENCE kernel for the
+           LayerNorms, so such an export would fail at its first call
 qat        a quantization-aware trained Keras model (`load_qat_model`: loaders registered by
            the package that trains it) converted to int8 with its learned ranges (task text,
            or packed features, calibrates the tensors QAT leaves uncovered;
@@ -338,6 +339,8 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     from albert_tf.export import analysis, metadata, sparsity
 
     recipe = recipes.get(quantization)
+    if recipe.refused:
+        raise ExportError(f"--quantization={quantization}: {recipe.refused}")
     if sparse_weights:
         problem = sparsity.problem("tflite", quantization, sparse_weights)
         if problem:

@@ -19,12 +19,13 @@ The ``albert-tflite-run`` CLI (`albert_tflite.runner`) runs it, and re-exports t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from typing import Any, Sequence
 
 from albert_tf import cli
-from albert_tf.export.errors import unreadable_model
+from albert_tf.export.errors import ExportError, unreadable_model
 from albert_tf.export.metadata import read_metadata
 from albert_tf.export.runner import ExportRunner
 from albert_tf.text.preprocessor import INPUT_NAMES  # noqa: F401  (public here too)
@@ -80,6 +81,30 @@ def make_interpreter(path: str, num_threads: int = 2, xnnpack: bool = True,
     return interpreter
 
 
+@contextlib.contextmanager
+def invoke_errors(path: str, meta: dict | None = None):
+    """Turns LiteRT's failure to run the model ``path`` (a kernel refusing a tensor type at
+    invoke: ``RuntimeError: SquaredDifference only supports FLOAT32 and INT32 now, got 7``)
+    into one `ExportError` naming the export, LiteRT's cause and the fix."""
+    try:
+        yield
+    except RuntimeError as e:
+        cause = cli.cause_line(e)
+        quantization = (meta or {}).get("quantization")
+        made = f" (quantization {quantization})" if quantization else ""
+        raise ExportError(f"{path}{made}: LiteRT cannot run it ({cause}); export it again "
+                          "with albert-tf-export and a --quantization LiteRT runs (none, "
+                          "float16, dynamic, int8).") from None
+
+
+def _invoking(call, path: str, meta: dict):
+    """A signature runner ``call`` whose LiteRT failures are `invoke_errors`."""
+    def run(**inputs):
+        with invoke_errors(path, meta):
+            return call(**inputs)
+    return run
+
+
 class TFLiteRunner(ExportRunner):
     """Tokenize, bucket by length, batch, run and decode with one exported model.
 
@@ -127,7 +152,8 @@ class TFLiteRunner(ExportRunner):
         interpreter = self.interpreter
         runners = self._local.runners
         if key not in runners:
-            runners[key] = interpreter.get_signature_runner(key)
+            runners[key] = _invoking(interpreter.get_signature_runner(key), self.path,
+                                     self.meta)
         return runners[key]
 
     def batch_size(self, key: str) -> int:

@@ -64,6 +64,10 @@ class TaskHead:
     #: ``"module:Class"`` of the `Task` that trains it.
     training_task_class = "albert_tf.training.tasks:ClassificationTask"
     labels_required = False
+    #: whether the head's model takes text pairs (``task.json`` ``text_pair``) whatever the
+    #: task (span: question and context: True; tagging: one text: False), or None: the task
+    #: decides (classification of single sentences or pairs).
+    text_pair: bool | None = None
     #: whether a TFLite export may put the tokenizer in the graph (``--with_tokenizer``).
     lite_tokenizer = True
     #: the outputs of an SDK-shaped TFLite export, in the order the SDKs read them, each

@@ -19,6 +19,7 @@ class MultipleChoiceHead(TaskHead):
     """
 
     name = "multiple_choice"
+    text_pair = True
     task_type = "multiple_choice"
     training_task_class = "albert_tf.training.tasks:MultipleChoiceTask"
     lite_tokenizer = False

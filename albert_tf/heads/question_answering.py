@@ -12,6 +12,7 @@ class SpanHead(TaskHead):
     """SQuAD span extraction over ``[CLS] question [SEP] context [SEP]``."""
 
     name = "span"
+    text_pair = True
     task_type = "squad"
     training_task_class = "albert_tf.training.squad_task:SquadTask"
     sdk_outputs = {

@@ -18,6 +18,7 @@ class TokenClassificationHead(TaskHead):
     """
 
     name = "token_classification"
+    text_pair = False
     task_type = "token_classification"
     training_task_class = "albert_tf.training.tasks:TokenClassificationTask"
     labels_required = True

@@ -297,7 +297,7 @@ def load_task_source(source_format: str, source: Any, config_path: str | None = 
             notes.append("BERT: sharing='none', embedding_size == hidden_size; the NSP head "
                          "(cls.seq_relationship) loads into the sop/ head")
         hf_model, hf_info, table = _hf_task_source(os.fspath(source), config, model_type,
-                                                   table, notes)
+                                                   table, notes, assets)
     elif source_format == "keras_hub":
         from albert_tf.interop.keras_hub import read_keras_hub
         config, tensors, assets, head = read_keras_hub(source)
@@ -324,14 +324,16 @@ def load_task_source(source_format: str, source: Any, config_path: str | None = 
 
 
 def _hf_task_source(source: str, config: AlbertConfig, model_type: str, table: NameTable,
-                    notes: list[str]):
+                    notes: list[str], assets=()):
     """``(task model, TaskInfo, table)`` of a Hugging Face task directory, the table mapping
     its head (`albert_tf.interop.hf_tasks`); ``(None, None, table)`` for a base or
-    pretraining model."""
+    pretraining model. ``assets``: the directory's vocabulary (its kind is the task's
+    ``vocab_type``)."""
     from albert_tf.checkpoints import build_task_model
     from albert_tf.interop import hf_tasks
     directory = source if os.path.isdir(source) else os.path.dirname(os.path.abspath(source))
-    found = hf_tasks.read_head(directory, config, model_type, notes)
+    found = hf_tasks.read_head(directory, config, model_type, notes,
+                               assets[0] if assets else None)
     if found is None:
         return None, None, table
     head, info = found
@@ -528,12 +530,32 @@ def export_hf(model_dir: str, output_dir: str, overwrite: bool = False) -> Mappi
         with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
             json.dump(hf_config, f, indent=2, sort_keys=True)
             f.write("\n")
-        save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
+        weights = os.path.join(tmp, "model.safetensors")
+        save_file(tensors, weights, metadata={"format": "pt"})
+        os.chmod(weights, _new_file_mode(tmp))   # safetensors writes 0600 (a temporary file)
         hf_tokenizer.write_tokenizer(model_dir, tmp, report, info.max_seq_length if info
                                      else config.max_position_embeddings)
+        if info is not None and head.hf_dense:      # what config.json has no key for
+            hf_tasks.write_task_record(tmp, info)
+            report.notes.append(f"task.json -> {hf_tasks.EXTRAS_DIR}/task.json (text_pair="
+                                f"{str(info.text_pair).lower()}, vocab_type={info.vocab_type}: "
+                                "no Hugging Face key; --from=hf reads it back)")
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(str(report) + "\n")
     return report
+
+
+def _new_file_mode(directory: str) -> int:
+    """The permission bits a file created in ``directory`` gets (the umask's: 0644 under
+    umask 022), read off a probe file."""
+    import secrets
+    probe = os.path.join(directory, f".mode-probe-{secrets.token_hex(4)}")
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        return os.fstat(fd).st_mode & 0o777
+    finally:
+        os.close(fd)
+        os.remove(probe)
 
 
 # ---------------------------------------------------------------------- keras-hub export

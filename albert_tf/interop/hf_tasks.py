@@ -17,8 +17,13 @@ token_classification  ``ForTokenClassification``       every token (no pooler)
 ====================  ===============================  ======================================
 
 Export (`export_head`, `config_fields`) writes ``num_labels``, ``id2label``/``label2id``
-(``task.json``'s labels), ``problem_type`` and ``finetuning_task``; import (`read_head`)
-turns those back into a ``task.json`` and maps the head's weights.
+(``task.json``'s labels), ``problem_type`` and ``finetuning_task``, and keeps our whole
+``task.json`` under ``albert_tf/`` (`write_task_record`: what Hugging Face has no key for,
+``text_pair`` and ``vocab_type``; transformers ignores the directory); import (`read_head`)
+turns those back into a ``task.json`` and maps the head's weights. A directory from
+elsewhere (no ``albert_tf/task.json``) gives ``text_pair`` by its head, else by its
+``finetuning_task`` when that is a task albert-tf knows (GLUE RTE: pairs), else the report
+says it is unknown.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ from albert_tf.interop.conversion_report import ConversionError
 from albert_tf.text import vocabulary as vocab_lib
 
 POOLER = "pooler/"
+# Where an exported directory keeps our task.json (as a keras-hub preset does:
+# `albert_tf.interop.keras_hub.EXTRAS_DIR`): what config.json has no key for.
+EXTRAS_DIR = "albert_tf"
 # Hugging Face classes whose weights are the name map's own (encoder, mlm/, sop/).
 BASE_CLASSES = ("Model", "ForPreTraining", "ForMaskedLM", "ForNextSentencePrediction")
 
@@ -73,6 +81,14 @@ def config_fields(head: heads.TaskHead, info: TaskInfo, num_labels: int) -> dict
     if head.hf_problem_type:
         fields["problem_type"] = head.hf_problem_type
     return fields
+
+
+def write_task_record(directory: str, info: TaskInfo) -> None:
+    """Keeps ``info`` (the exported model's ``task.json``) in the Hugging Face directory
+    (``albert_tf/task.json``) for `read_head`: ``text_pair`` and ``vocab_type`` have no
+    Hugging Face key."""
+    os.makedirs(os.path.join(directory, EXTRAS_DIR), exist_ok=True)
+    info.to_json(os.path.join(directory, EXTRAS_DIR, TASK_FILE))
 
 
 def task_rules(head: heads.TaskHead, config: AlbertConfig, table: name_map.NameTable,
@@ -123,21 +139,68 @@ def _labels(values: dict[str, Any], path: str) -> list[str]:
     return [by_id[i] for i in range(len(by_id))]
 
 
-def _max_seq_length(directory: str, config: AlbertConfig) -> int:
-    """``model_max_length`` of the tokenizer when it fits the positions, else all of them."""
+def _max_seq_length(directory: str, config: AlbertConfig, kept: TaskInfo | None = None) -> int:
+    """``model_max_length`` of the tokenizer when it fits the positions, else the kept
+    ``task.json``'s, else all of them."""
     try:
         with open(os.path.join(directory, vocab_lib.CASING_FILE), encoding="utf-8") as f:
             value = json.load(f).get("model_max_length")
     except (OSError, ValueError, AttributeError):
         value = None
-    fits = isinstance(value, int) and 3 <= value <= config.max_position_embeddings
-    return value if fits else config.max_position_embeddings
+    for length in (value, kept.max_seq_length if kept else None):
+        if isinstance(length, int) and 3 <= length <= config.max_position_embeddings:
+            return length
+    return config.max_position_embeddings
+
+
+def _kept_task_info(directory: str, head: heads.TaskHead, labels: list[str],
+                    notes: list[str]) -> TaskInfo | None:
+    """The ``task.json`` albert-tf kept in the directory (`write_task_record`) when it still
+    describes the model (the same head and number of labels), else None."""
+    path = os.path.join(directory, EXTRAS_DIR, TASK_FILE)
+    if not os.path.isfile(path):
+        return None
+    try:
+        kept = TaskInfo.from_json(path)
+    except (ValueError, TypeError) as e:       # CheckpointError is a ValueError
+        raise ConversionError(f"{path}: {e}") from e
+    if kept.head != head.name or (head.labels_required
+                                  and len(kept.label_list or ()) != len(labels)):
+        notes.append(f"{EXTRAS_DIR}/{TASK_FILE} ignored: it describes a {kept.head} head with "
+                     f"{len(kept.label_list or ())} label(s), config.json a {head.name} head "
+                     f"with {len(labels)} (the model was changed after albert-tf wrote it)")
+        return None
+    return kept
+
+
+def _text_pair(head: heads.TaskHead, task: str) -> tuple[bool | None, str]:
+    """Whether a model from elsewhere takes sentence pairs (None: unknown), and why: its
+    head (span, multiple choice: pairs), else the task its ``finetuning_task`` names."""
+    from albert_tf.data import task_data
+    if head.text_pair is not None:
+        return head.text_pair, (f"a {head.name} model takes "
+                                f"{'pairs' if head.text_pair else 'one text'}")
+    glue = task_data.glue_task_key(task)
+    if glue is not None:
+        pair = len(task_data.GLUE_TASKS[glue].text_columns) == 2
+        return pair, (f"finetuning_task {task!r}: GLUE {task_data.GLUE_TASKS[glue].directory} "
+                      f"takes {'sentence pairs' if pair else 'one sentence'}")
+    if task.lower() in task_data.SENTEVAL_TASKS:
+        return False, f"finetuning_task {task!r}: SentEval {task} takes one sentence"
+    return None, ""
 
 
 def read_head(directory: str, config: AlbertConfig, model_type: str,
-              notes: list[str]) -> tuple[heads.TaskHead, TaskInfo] | None:
+              notes: list[str], vocab: str | None = None
+              ) -> tuple[heads.TaskHead, TaskInfo] | None:
     """The albert-tf head and `TaskInfo` of a Hugging Face task model directory; None for
-    a base or pretraining model, or a task no head computes (its head is then skipped)."""
+    a base or pretraining model, or a task no head computes (its head is then skipped).
+
+    The labels, length and casing are Hugging Face's (``id2label``, the tokenizer's
+    ``model_max_length`` and ``do_lower_case``); ``text_pair`` comes from the ``task.json``
+    albert-tf kept there (`write_task_record`), else `_text_pair`; ``vocab_type`` from the
+    vocabulary the conversion copies (``vocab``: ``spiece.model``, ``vocab.txt``, a WordPiece
+    ``tokenizer.json``), else the kept ``task.json``."""
     path = os.path.join(directory, "config.json")
     values = _hf_values(directory)
     suffix = _architecture(values, path, model_type)
@@ -153,13 +216,30 @@ def read_head(directory: str, config: AlbertConfig, model_type: str,
                          "albert-tf head: only the encoder is converted")
         return None
     casing = vocab_lib.read_casing(directory)
-    info = TaskInfo(task=str(values.get("finetuning_task") or os.path.basename(directory)),
-                    head=head.name, label_list=tuple(labels) if head.labels_required else None,
-                    max_seq_length=_max_seq_length(directory, config),
-                    do_lower_case=True if casing is None else casing)
+    kept = _kept_task_info(directory, head, labels, notes)
+    task = str(values.get("finetuning_task") or (kept.task if kept else "")
+               or os.path.basename(os.path.abspath(directory)))
+    if kept is not None:
+        text_pair, why = kept.text_pair, f"from {EXTRAS_DIR}/{TASK_FILE}, written by albert-tf"
+    else:
+        text_pair, why = _text_pair(head, task)
+    if vocab is not None:
+        vocab_type = (vocab_lib.WORDPIECE if os.path.basename(vocab) == vocab_lib.HF_TOKENIZER_FILE
+                      else vocab_lib.kind_from_name(vocab))
+    else:
+        vocab_type = kept.vocab_type if kept else None
+    if casing is None:
+        casing = kept.do_lower_case if kept else True
+    info = TaskInfo(task=task, head=head.name,
+                    label_list=tuple(labels) if head.labels_required else None,
+                    max_seq_length=_max_seq_length(directory, config, kept),
+                    do_lower_case=casing, text_pair=bool(text_pair), vocab_type=vocab_type)
+    pairing = (f"text_pair={str(text_pair).lower()} ({why})" if text_pair is not None else
+               f"text_pair unknown (Hugging Face does not record it, and finetuning_task "
+               f"{task!r} is no task albert-tf knows): written false, one text per example; "
+               f"if the model takes sentence pairs, set \"text_pair\": true in {TASK_FILE}")
     notes.append(f"{values['architectures'][0]} -> the {head.name} head ({len(labels)} "
-                 f"output(s)) -> {TASK_FILE}; text_pair=false (Hugging Face does not record "
-                 "it: edit task.json for sentence pairs)")
+                 f"output(s)) -> {TASK_FILE}; {pairing}")
     return head, info
 
 

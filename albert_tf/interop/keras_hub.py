@@ -212,6 +212,10 @@ def read_keras_hub(backbone_or_path):
         path = os.fspath(backbone_or_path)
         if not os.path.isdir(path):
             raise ConversionError(f"{path!r} is not a keras-hub preset directory.")
+        from albert_tf import user_inputs
+        problem = user_inputs.convert_source_problem(path, "keras_hub", flag=None)
+        if problem:   # an albert-tf model directory, a Hugging Face directory, an export
+            raise ConversionError(problem)
         obj = _load_preset(path)
         description = f"keras-hub preset {path}"
         assets = [os.path.join(path, n) for n in PRESET_VOCABULARIES

@@ -404,9 +404,9 @@ def read_hf(path: str, notes: list[str] | None = None
     directory has one.
     """
     directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    missing = user_inputs.missing_hf_model(path)
-    if missing:
-        raise ConversionError(missing)
+    problem = user_inputs.convert_source_problem(path, "hf", flag=None)
+    if problem:     # missing, an albert-tf model directory, a keras-hub preset, an export
+        raise ConversionError(problem)
     config_path = os.path.join(directory, "config.json")
     if not os.path.isfile(config_path):
         raise ConversionError(f"{directory}: no config.json; a Hugging Face model directory holds "

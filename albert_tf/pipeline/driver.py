@@ -467,6 +467,51 @@ def all_stages(config: PipelineConfig, paths: Paths) -> list[Stage]:
     return stages
 
 
+SETTINGS_FILE = "experiment.yaml"    # the settings a pipeline run directory was made with
+
+
+def _settings(config: PipelineConfig) -> dict[str, Any]:
+    """``config`` as dotted keys, but where it runs (``output_dir``, ``data_dir``)."""
+    from albert_tf import hyperparams
+    flat: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, item)
+        else:
+            flat[prefix] = value
+    walk("", hyperparams.as_dict(config))
+    return {k: v for k, v in flat.items() if k not in ("output_dir", "data_dir")}
+
+
+def check_same_settings(config: PipelineConfig, paths: Paths) -> None:
+    """A run directory's finished stages are kept on a rerun, so a rerun with other
+    settings would report results it did not compute: refused, naming what differs."""
+    import yaml
+    path = paths(SETTINGS_FILE)
+    if not os.path.isfile(path):
+        return                       # a new run, or one from before the record
+    with open(path, encoding="utf-8") as f:
+        earlier = yaml.safe_load(f) or {}
+    now = _settings(config)
+    changed = sorted(k for k in set(now) | set(earlier) if now.get(k) != earlier.get(k))
+    if changed:
+        shown = "; ".join(f"{k}: {earlier.get(k)!r} -> {now.get(k)!r}" for k in changed[:3])
+        raise ConfigValueError(
+            f"--output_dir={config.output_dir} holds a run made with other settings ({shown}"
+            f"{'; ...' if len(changed) > 3 else ''}; its {SETTINGS_FILE}): its finished "
+            "stages would be kept and reported as if run with these; pass a new "
+            "--output_dir, or the settings it was made with.")
+
+
+def record_settings(config: PipelineConfig, paths: Paths) -> None:
+    """Writes the settings of the run (`check_same_settings` compares the next ones)."""
+    import yaml
+    from albert_tf import outputs
+    outputs.write_text(paths(SETTINGS_FILE), yaml.safe_dump(_settings(config), sort_keys=True))
+
+
 def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) -> dict:
     """Runs every unfinished stage, then rebuilds the report; ``config`` and every
     compression config are validated first, so a bad value fails before anything is
@@ -486,7 +531,9 @@ def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) ->
             "final_test: nothing is exported to choose from (export.quantizations is empty "
             "and no compression exports anything); list a quantization in "
             "export.quantizations (e.g. [dynamic]) or set final_test.enabled=false.")
+    check_same_settings(config, paths)
     outputs.mark_run_directory(config.output_dir, kind)
+    record_settings(config, paths)
     runner = StageRunner(paths.root, echo=echo)
     for stage in stages:
         runner.run(stage)

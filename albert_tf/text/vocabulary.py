@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Iterable
 
 from albert_tf.text.spm_training import VocabularyError
@@ -68,6 +67,68 @@ def find_vocabulary(directory: str) -> tuple[str, str]:
         "(albert_tf.save_model_dir(..., vocab_file=...)) or pass its path explicitly.")
 
 
+def file_sha256(path: str) -> str:
+    """The sha256 of the file ``path`` (hex): what tells one vocabulary from another."""
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_vocabulary(model_dir: str, vocab_file: str | None = None, *,
+                     flag: str = "--vocab_file", vocab_type: str | None = None) -> str:
+    """The vocabulary a model directory's model tokenizes with, checked without TensorFlow
+    before the model loads (the exports, ``albert-tflite-metadata``): ``vocab_file`` (a file,
+    or a directory holding one vocabulary, `find_vocabulary`), else the directory's own.
+
+    A `VocabularyError` (one line) when there is none, when it is empty or not a vocabulary,
+    when ``vocab_file`` is not the vocabulary the directory ships (another sha256: its
+    embedding rows are that vocabulary's ids), or when its kind is not ``vocab_type`` (default:
+    ``task.json``'s ``vocab_type``, when recorded).
+    """
+    shipped = None
+    if any(os.path.isfile(os.path.join(model_dir, name)) for name in FILE_NAMES.values()):
+        shipped = find_vocabulary(model_dir)[1]     # both kinds: its one line
+    given = None
+    if vocab_file:
+        given = find_vocabulary(vocab_file)[1] if os.path.isdir(vocab_file) else vocab_file
+        if not os.path.isfile(given):
+            raise VocabularyError(f"{flag}={vocab_file}: no such file; pass the vocab.model or "
+                                  "vocab.txt the model was trained with.")
+    path = given or shipped
+    if path is None:
+        find_vocabulary(model_dir)                  # raises: names the files it looked for
+    if vocab_type is None:
+        vocab_type = _recorded_vocab_type(model_dir)
+    kind = vocabulary_kind(path)                    # empty or not a vocabulary: one line
+    shown = f"{flag}={vocab_file}" if given else path
+    if given and shipped and file_sha256(given) != file_sha256(shipped):
+        raise VocabularyError(
+            f"{shown} ({kind}) is not the vocabulary the model was trained with, {shipped} "
+            f"({vocabulary_kind(shipped)}, another sha256): its embeddings would get another "
+            f"vocabulary's ids. Drop {flag} (the model directory's vocabulary is used), or pass "
+            f"{flag}={shipped}.")
+    if vocab_type in KINDS and kind != vocab_type:
+        raise VocabularyError(
+            f"{shown} is a {kind} vocabulary but the model in {model_dir} was trained with a "
+            f"{vocab_type} one (task.json vocab_type); pass the {file_name(vocab_type)} it was "
+            "trained with.")
+    return path
+
+
+def _recorded_vocab_type(model_dir: str) -> str | None:
+    """``task.json``'s ``vocab_type`` in ``model_dir``, read as JSON (None: not recorded,
+    or a task.json that others report on)."""
+    try:
+        with open(os.path.join(model_dir, "task.json"), encoding="utf-8") as f:
+            value = json.load(f).get("vocab_type")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 def _is_text(data: bytes) -> bool:
     """UTF-8 without NUL bytes: a vocab.txt (a SentencePiece protobuf has NULs in its scores)."""
     if b"\x00" in data or not data.strip():
@@ -80,6 +141,17 @@ def _is_text(data: bytes) -> bool:
 
 
 def _is_sentencepiece(data: bytes) -> bool:
+    """A ``ModelProto`` with pieces. Parsed with protobuf first: sentencepiece's C++ side
+    logs "Model is not initialized" to stderr, past every setting, for a proto without
+    pieces (an empty file parses as one)."""
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+    try:
+        proto = model_pb2.ModelProto()
+        proto.ParseFromString(data)
+        if not proto.pieces:
+            return False
+    except Exception:  # noqa: BLE001  (protobuf's DecodeError, and any parse error)
+        return False
     import sentencepiece as spm
     try:
         return spm.SentencePieceProcessor(model_proto=data).get_piece_size() > 0
@@ -97,6 +169,10 @@ def vocabulary_kind(path: str) -> str:
 
 def data_kind(data: bytes, name: str = "the vocabulary") -> str:
     """``sentencepiece`` or ``wordpiece``: the kind of a vocabulary file's content ``data``."""
+    if not data.strip():
+        raise VocabularyError(f"{name} is empty{' (only whitespace)' if data else ''}: a "
+                              "vocabulary is a SentencePiece model (vocab.model) or a "
+                              "WordPiece vocab.txt; copy in the one the model was trained with.")
     if _is_text(data):
         return WORDPIECE
     if _is_sentencepiece(data):
@@ -151,7 +227,7 @@ def write_vocab_txt(tokens: Iterable[str], path: str) -> str:
     none, never half of one."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-", dir=directory)
+    fd, tmp = _new_file(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             for token in tokens:
@@ -161,6 +237,20 @@ def write_vocab_txt(tokens: Iterable[str], path: str) -> str:
         os.unlink(tmp)
         raise
     return path
+
+
+def _new_file(path: str) -> tuple[int, str]:
+    """A new hidden file beside ``path`` (``.<name>.tmp-<random>``), open for writing, with
+    the umask's modes like any file a program creates (``tempfile.mkstemp``'s are 0600, which
+    a server or a colleague running as another user cannot read); ``(fd, its path)``."""
+    import secrets
+    directory, name = os.path.split(os.path.abspath(path))
+    while True:
+        tmp = os.path.join(directory, f".{name}.tmp-{secrets.token_hex(4)}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def tokenizer_json_wordpiece(path: str) -> list[str] | None:
@@ -224,7 +314,8 @@ def wordpiece_is_uncased(vocab_txt: str) -> bool:
 __all__ = ["CASING_FILE", "FILE_NAMES", "HF_TOKENIZER_FILE", "KINDS", "SENTENCEPIECE",
            "SENTENCEPIECE_FILE", "VocabularyError", "WORDPIECE", "WORDPIECE_FILE",
            "WORDPIECE_SPECIAL_TOKENS", "check_vocab_size", "data_kind", "file_name",
-           "find_vocabulary", "kind_from_name", "load_tokenizer", "read_casing",
+           "file_sha256", "find_vocabulary", "kind_from_name", "load_tokenizer",
+           "model_vocabulary", "read_casing",
            "tokenizer_json_wordpiece", "vocabulary_kind", "wordpiece_is_uncased",
            "write_casing", "write_vocab_txt"]
 
@@ -249,8 +340,12 @@ def pad_sentencepiece(vocab_file: str, size: int, output: str) -> str:
         index += 1
         if name not in existing:
             model.pieces.add(piece=name, score=0.0, type=model_pb2.ModelProto.SentencePiece.UNUSED)
-    fd, tmp = tempfile.mkstemp(prefix=".vocab-", dir=os.path.dirname(os.path.abspath(output)))
-    with os.fdopen(fd, "wb") as f:
-        f.write(model.SerializeToString())
-    os.replace(tmp, output)
+    fd, tmp = _new_file(output)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(model.SerializeToString())
+        os.replace(tmp, output)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     return output

@@ -95,6 +95,8 @@ def experiment_from_flags(base: ExperimentConfig, extra_keys: dict[str, str]) ->
     if recorded is not None:
         _check_same_task(recorded, config.model_dir, extra_keys)
         config = _layered(recorded, extra_keys)
+    elif config.model_dir and FLAGS.mode in ("train", "train_and_eval"):
+        _check_resumes_the_same_task(base, config)
     if not config.model_dir:
         raise ConfigValueError("--model_dir is required (or model_dir: in a --config_file).")
     return build_experiment(config)
@@ -130,6 +132,29 @@ def recorded_experiment(base: ExperimentConfig, model_dir: str | None,
     return config
 
 
+def _check_resumes_the_same_task(base: ExperimentConfig, config: ExperimentConfig) -> None:
+    """Training in a run directory resumes its checkpoints: a run of another task (its
+    recorded ``task.name``) is refused, before its ``best/`` gets another task's model."""
+    from albert_tf import user_inputs
+    record = os.path.join(config.model_dir, RECORD_FILE)
+    if not os.path.isfile(record) or not user_inputs.checkpoint_step_files(config.model_dir):
+        return
+    trained = build_experiment(copy.deepcopy(base), [record]).task
+    given = config.task
+    if trained.name and given.name and not _same_task_name(trained.name, given.name):
+        raise ConfigValueError(
+            f"--model_dir={config.model_dir} is a run of task {trained.name} (its "
+            f"{RECORD_FILE}); training --task={given.name} there would resume its checkpoints "
+            f"and replace its best/ and final/ with another task's model: pass a new "
+            "--model_dir.")
+
+
+def _same_task_name(a: str, b: str) -> bool:
+    """Whether two task names name one task (``SST-2`` and ``sst2``: `task_data.task_key`)."""
+    from albert_tf.data.task_data import task_key
+    return task_key(a) == task_key(b)
+
+
 def _check_same_command(base: ExperimentConfig, recorded: ExperimentConfig,
                         model_dir: str) -> None:
     """A pretraining run is evaluated by albert-tf-pretrain, a finetuning run by
@@ -149,7 +174,7 @@ def _check_same_task(recorded: ExperimentConfig, model_dir: str,
     recorded task's labels."""
     given = FLAGS["task"].value if "task" in extra_keys and "task" in FLAGS else None
     trained = recorded.task.name
-    if given and trained and given.lower() != trained.lower():
+    if given and trained and not _same_task_name(given, trained):
         raise ConfigValueError(
             f"--task={given}: the run in --model_dir={model_dir} was trained on {trained} "
             f"(its {RECORD_FILE}); leave --task out to use its own, or score its model on "

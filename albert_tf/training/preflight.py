@@ -106,6 +106,11 @@ def check_weights_to_run(config, mode: str,
             and (latest_checkpoint is None or latest_checkpoint(model_dir)):
         return
     verb = "evaluate" if mode == "eval" else "predict with"
+    convert = model_dir and user_inputs.needs_conversion(
+        config.model_dir, "--model_dir", what="not a training run",
+        then=f", then {verb} DIR with --init_checkpoint=DIR and a new --model_dir")
+    if convert:
+        raise user_inputs.InputError(f"--mode={mode}: {convert}")
     if model_dir and user_inputs.artifact_kind(model_dir) == "model":
         raise user_inputs.InputError(
             f"--mode={mode}: --model_dir={config.model_dir} is a model directory, not a training "
@@ -127,7 +132,14 @@ def run_kind(config) -> str:
     return outputs.RUN_KINDS[command]
 
 
-def check_run_directory(config, model_dir: str | None = None) -> str | None:
+def reads_only(config, mode: str) -> bool:
+    """Whether ``mode`` writes nothing into the run directory: ``--mode=predict`` with a
+    ``--predict_output`` elsewhere (a read-only run can be predicted with)."""
+    return mode == "predict" and bool(config.task.predict_output)
+
+
+def check_run_directory(config, model_dir: str | None = None,
+                        mode: str = "train") -> str | None:
     """The checks of the run directory (``model_dir``, default ``config.model_dir``) that
     `Trainer` makes before writing into it, before any work
     (`albert_tf.outputs.check_run_directory`: not '/', '~', the current directory or above
@@ -137,19 +149,20 @@ def check_run_directory(config, model_dir: str | None = None) -> str | None:
     model_dir = model_dir or config.model_dir
     if not model_dir:
         return None
+    if reads_only(config, mode):
+        return outputs.check_location(model_dir, flag="--model_dir", writable=False)
     return outputs.check_run_directory(
         model_dir, kind=run_kind(config), writes=RUN_OUTPUTS, flag="--model_dir",
         inputs=[("--init_checkpoint", config.model.init_checkpoint)])
 
 
 def check_predict_output(config, mode: str) -> None:
-    """``--predict_output`` of ``--mode=predict`` must be a new file: albert-tf does not
-    write over a file it cannot tell it wrote."""
+    """``--predict_output`` of ``--mode=predict`` must be a new file in a place a file can
+    be written (`albert_tf.outputs.check_output_file`): albert-tf does not write over a
+    file it cannot tell it wrote."""
     path = config.task.predict_output
-    if mode == "predict" and path and os.path.lexists(path):
-        raise outputs.OutputError(f"--predict_output={path} exists; albert-tf writes "
-                                  "predictions only to a new file: pass a new path (or none: "
-                                  "<model_dir>/predictions_<split>.tsv).")
+    if mode == "predict" and path:
+        outputs.check_output_file(path, flag="--predict_output")
 
 
 def no_match_error(part: str) -> InputDataError:
@@ -177,17 +190,20 @@ def check_record_files(pattern: str) -> None:
 
 def model_config_of(config):
     """The `AlbertConfig` ``config`` trains (``model.config`` with the ``model.*``
-    overrides, else the ``--init_checkpoint`` model directory's ``config.json``), read as
-    JSON without TensorFlow; None when it cannot be read here (the task reports why)."""
+    overrides, else the ``--init_checkpoint`` model directory's ``config.json``, else the
+    default ``model.config``), read as JSON without TensorFlow; None when it cannot be read
+    here (the task reports why)."""
     from albert_tf.config import AlbertConfig, load_config
     from albert_tf.hyperparams import apply_model_overrides
+    from albert_tf.training.experiment_config import ExperimentConfig
     try:
-        if config.model.config:
-            base = load_config(resources.resolve(config.model.config))
+        init = resources.resolve(config.model.init_checkpoint or "")
+        if config.model.config or not init:
+            name = config.model.config or ExperimentConfig().model.config
+            base = load_config(resources.resolve(name))
         else:
-            init = resources.resolve(config.model.init_checkpoint or "")
             path = os.path.join(init, user_inputs.CONFIG_FILE)
-            if not init or not os.path.isfile(path):
+            if not os.path.isfile(path):
                 return None
             base = AlbertConfig.from_json(path)
         return apply_model_overrides(base, config.model, "model")
@@ -323,7 +339,7 @@ def guard(fn: Callable[[], object]):
 
 __all__ = ["InputDataError", "RUN_OUTPUTS", "check_predict_output", "check_record_files",
            "check_run_directory", "check_sequence_length", "check_task_name",
-           "model_config_of", "run_kind",
+           "model_config_of", "reads_only", "run_kind",
            "check_text_files", "check_text_vocabulary", "check_training_files",
            "check_weights_to_run", "guard", "needs_data_dir", "no_match_error",
            "resolve_task_files", "task_file"]

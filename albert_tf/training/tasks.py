@@ -400,8 +400,16 @@ class ClassificationTask(Task):
             raise ValueError(f"task {self.config.task.name!r} has no {split!r} split.")
         examples = getattr(data, split)
         if not examples:
-            raise ValueError(f"task {self.config.task.name!r}: the {split!r} split is empty "
-                             "(missing file?).")
+            from albert_tf.data import task_data as data_tasks
+            from albert_tf.data.task_checks import SPLIT_FILES, missing_split
+            task = self.config.task
+            if task.train_file and split in ("dev", "test") \
+                    and not getattr(task, SPLIT_FILES[split]):
+                mode = "eval" if split == "dev" else "predict"
+                raise data_tasks.TaskDataError(missing_split(task.name or "custom", split,
+                                                             mode))
+            raise data_tasks.TaskDataError(f"task {task.name!r}: the {split!r} split has no "
+                                           "example (its file is missing or empty).")
         return examples
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:

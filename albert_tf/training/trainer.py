@@ -31,6 +31,7 @@ import math
 import os
 import shutil
 import sys
+import tempfile
 import time
 from typing import Callable
 
@@ -80,10 +81,15 @@ def write_scalar(tag: str, value: float, step: int) -> None:
 
 
 class Trainer:
-    """Builds the model/optimizer/checkpoint for a task and runs train / eval / predict."""
+    """Builds the model/optimizer/checkpoint for a task and runs train / eval / predict.
+
+    ``mode`` (``train``, ``eval``, ``train_and_eval``, ``predict``): what the run directory
+    is checked for (`preflight.check_run_directory`); a predict whose output goes elsewhere
+    only reads it."""
 
     def __init__(self, config: ExperimentConfig, task: Task, strategy: tf.distribute.Strategy,
-                 model_dir: str | None = None, log: Callable[[str], None] | None = None):
+                 model_dir: str | None = None, log: Callable[[str], None] | None = None,
+                 mode: str = "train"):
         self.config = config
         self.task = task
         self.strategy = strategy
@@ -93,8 +99,9 @@ class Trainer:
         # multi-worker run share the chief's and check only where it is.
         model_dir = model_dir or config.model_dir
         if self.is_chief:
-            self.model_dir = preflight.check_run_directory(config, model_dir)
-            outputs.mark_run_directory(self.model_dir, preflight.run_kind(config))
+            self.model_dir = preflight.check_run_directory(config, model_dir, mode)
+            if not preflight.reads_only(config, mode):
+                outputs.mark_run_directory(self.model_dir, preflight.run_kind(config))
         else:
             self.model_dir = outputs.check_location(
                 model_dir, flag="--model_dir",
@@ -328,11 +335,23 @@ class Trainer:
         return path
 
     def predict(self) -> str:
+        """Writes the predictions of the predict split (``task.predict_output``, else
+        ``predictions_<split>.tsv`` in the run directory), staged in a hidden directory
+        beside the file and renamed into place: a full disk leaves no partial file."""
         outputs = self._run_split(self.config.task.predict_data)
         path = self.config.task.predict_output or os.path.join(
             self.model_dir, f"predictions_{self.config.task.predict_data.split}.tsv")
         if self.is_chief:
-            path = self.task.predict(self.model, outputs, path)
+            parent = os.path.dirname(os.path.abspath(path))
+            os.makedirs(parent, exist_ok=True)
+            stage = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
+            try:
+                written = self.task.predict(self.model, outputs,
+                                            os.path.join(stage, os.path.basename(path)))
+                path = os.path.join(parent, os.path.basename(written))
+                os.replace(written, path)
+            finally:
+                shutil.rmtree(stage, ignore_errors=True)
             self.log(f"wrote {len(next(iter(outputs.values())))} predictions to {path}")
         return path
 
@@ -506,7 +525,7 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
     keras.utils.set_random_seed(runtime.seed)
     try:
         task = task or build_task(config)
-        trainer = Trainer(config, task, strategy, config.model_dir, log=log)
+        trainer = Trainer(config, task, strategy, config.model_dir, log=log, mode=mode)
         if trainer.is_chief and mode in ("train", "train_and_eval"):   # the training's record
             with open(os.path.join(trainer.model_dir, "experiment.yaml"), "w") as f:
                 f.write(config.to_yaml())
