@@ -89,7 +89,8 @@ def test_keras_hub_bad_presets(tmp_path):
     wrong = tmp_path / "wrong"
     wrong.mkdir()
     (wrong / "config.json").write_text(json.dumps({"model_type": "albert", "hidden_size": 8}))
-    with pytest.raises(ConversionError, match=r"class_name None is not 'AlbertBackbone'.*--from=hf"):
+    with pytest.raises(ConversionError, match=r"is a Hugging Face directory, not a keras-hub "
+                                              r"preset.*pass --from=hf"):
         convert_keras_hub(str(wrong), str(tmp_path / "out"))
     no_weights = tmp_path / "no_weights"
     no_weights.mkdir()
