@@ -51,7 +51,7 @@ def run_once(corpus: str, out: str, runner: str, workers: str, args) -> dict:
     seconds = time.time() - start
     if result.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{result.stderr[-3000:]}")
-    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    summary = json.loads(result.stdout[result.stdout.index("{"):result.stdout.rindex("}") + 1])
     return {"runner": runner, "workers": workers, "seconds": round(seconds, 1),
             "instances": summary["instances"], "shard_records": summary["shard_records"],
             "sha256": [sha256(p) for p in summary["outputs"]]}

@@ -112,7 +112,7 @@ def test_pretraining_data_masks_whole_wordpiece_words(tmp_path, corpus, vocab, t
     result = _run("albert_tf.bin.create_pretraining_data", f"--input_file={corpus}",
                   f"--output_file={out}", f"--vocab_file={vocab}", f"--max_seq_length={SEQ}",
                   f"--max_predictions_per_seq={PRED}", "--dupe_factor=1", "--noprogress")
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout[result.stdout.index("{"):result.stdout.rindex("}") + 1])
     records = _records(str(out))
     assert len(records) == summary["instances"] > 200
     assert 0.12 <= summary["masked_fraction"] <= 0.18
