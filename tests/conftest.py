@@ -20,6 +20,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_DIR = os.path.abspath(os.environ.get("ALBERT_TF_DATA_DIR")
                            or os.path.join(ROOT, "..", "shared", "data"))
 os.environ["ALBERT_TF_DATA_DIR"] = DATA_DIR
+# Latencies albert-tf-compress --target_speedup times are cached in ~/.cache/albert-tf; the
+# tests (and the binaries they start) keep theirs in a directory of their own, removed at exit.
+if "ALBERT_TF_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+    os.environ["ALBERT_TF_CACHE_DIR"] = tempfile.mkdtemp(prefix="albert-tf-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["ALBERT_TF_CACHE_DIR"], True)
 
 
 @pytest.fixture(scope="session")

@@ -673,6 +673,36 @@ CASES = [
          f"--init_model={{two_heads}} --model_dir=out --config_file=compress_sst2_structured "
          f"{DATA}", "structured.head_fraction: 0.25 of 2 heads rounds to none removed",
          "--params_override=structured.head_fraction=0.5 (removes 1 head)"),
+    # A latency target (issue #46): its values and what it needs are checked before
+    # TensorFlow loads; a target no allowed shape reaches is one line naming the best
+    # reachable speedup, nothing written (the latency cache is not writable there: said on
+    # stdout, never an error).
+    case("compress-speedup-without-structured", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir=out --stages=qat --target_speedup=2 {DATA}",
+         "the structured stage removes what the target asks for", "--stages=structured",
+         before_tf=True),
+    case("compress-speedup-of-one", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir=out --config_file=compress_sst2_speedup "
+         f"--target_speedup=1 {DATA}", "--target_speedup: must be > 1", before_tf=True),
+    case("compress-speedup-and-budget", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir=out --config_file=compress_sst2_speedup "
+         f"--target_speedup=2 --latency_budget_ms=1 {DATA}",
+         "--target_speedup and --latency_budget_ms: give one", before_tf=True),
+    case("compress-speedup-peer-target", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir=out --config_file=compress_sst2_speedup "
+         f"--target_speedup=2 --target=onnx_int8 {DATA}",
+         "--target: 'onnx_int8' is not one of albert-tf's int8 deployment targets",
+         "tflite_int8", before_tf=True),
+    case("compress-speedup-no-parts", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir=out --config_file=compress_sst2_speedup "
+         f"--target_speedup=2 --params_override=speedup.parts=[] {DATA}",
+         "speedup.parts: empty", before_tf=True),
+    case("compress-speedup-unreachable", "albert-tf-compress",
+         f"--init_model={{model}} --model_dir=out --config_file=compress_sst2_speedup "
+         f"--target_speedup=1000 --params_override=speedup.seq_length=16,speedup.rounds=2,"
+         f"speedup.round_seconds=0.05,speedup.cache_dir=/dev/null/cache {DATA}",
+         "--target_speedup=1000: not reachable on tflite_int8 at 1x16", "reaches",
+         "nothing was written"),
     case("finetune-custom-file-in-neither-place", "albert-tf-finetune",
          f"--task=mine --model_dir=out {TINY} {DATA} "
          "--params_override=task.train_file=train.tsv",

@@ -98,6 +98,13 @@ def _predict_into_a_full_disk(tmp_path, data_dir: str) -> None:
     assert done.stdout.splitlines()[-1].startswith("resumed from")   # `ls -A`: nothing
 
 
+def ctrl_c_able() -> None:
+    """(``preexec_fn``) SIGINT at its default in the child, as in a user's terminal: a
+    runner that starts the tests in the background (``cmd &``, nohup) has it ignored, and
+    an ignored SIGINT is inherited, so Python would never raise KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_for_line(process: subprocess.Popen, text: str) -> list[str]:
     """The stdout lines of ``process`` up to the first holding ``text``."""
     lines = []
@@ -116,7 +123,7 @@ def test_ctrl_c_in_training_is_one_line_naming_the_command_that_resumes(tmp_path
             "--checkpoint_interval=20", "--validation_interval=0"]
     process = subprocess.Popen([path("albert-tf-finetune"), *args], cwd=tmp_path, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=env(ALBERT_TF_DATA_DIR=data_dir))
+                               env=env(ALBERT_TF_DATA_DIR=data_dir), preexec_fn=ctrl_c_able)
     try:
         _wait_for_line(process, "step 30/400")
         process.send_signal(signal.SIGINT)
@@ -155,7 +162,7 @@ def test_ctrl_c_during_an_export_leaves_nothing(tmp_path):
     process = subprocess.Popen(
         [path("albert-tf-export"), f"--model_dir={model}", "--format=tflite",
          "--output=edge", "--quantization=dynamic"], cwd=work, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), preexec_fn=ctrl_c_able)
     try:
         while process.poll() is None and not _imported_tensorflow(process.pid):
             try:

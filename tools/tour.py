@@ -765,7 +765,8 @@ def main(argv=None) -> int:
                             "PYTHONDONTWRITEBYTECODE", "TF_CPP_MIN_LOG_LEVEL")}
         env.update(PATH=os.path.join(venv, "bin") + os.pathsep + env.get("PATH", ""),
                    VIRTUAL_ENV=venv, ALBERT_TF_DATA_DIR=os.path.abspath(data),
-                   HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PIP_NO_INDEX="1")
+                   HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PIP_NO_INDEX="1",
+                   ALBERT_TF_CACHE_DIR=os.path.join(work, "cache"))   # not the user's ~/.cache
         prefix = _offline_prefix()
         _say("offline: " + ("a network namespace of its own (unshare --net)" if prefix else
                             "no network namespace here; HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, "

@@ -109,12 +109,16 @@ class ArtifactBuilder:
     """Builds (once, cached on disk) the artifact each runtime needs for one model."""
 
     def __init__(self, model_dir: str, work_dir: str, data_dir: str,
-                 echo: Callable[[str], None] = print, do_lower_case: bool | None = None):
+                 echo: Callable[[str], None] = print, do_lower_case: bool | None = None,
+                 calibration_file: str | None = None):
         """``do_lower_case``: the casing of the model directory's tokenizer for the NNCF
         calibration text (None: read from the model directory, which imports TensorFlow;
-        `build_peer` passes it to its TensorFlow-free child)."""
+        `build_peer` passes it to its TensorFlow-free child). ``calibration_file``: the
+        int8 calibration text (a TSV as ``albert-tf-export --calibration_file`` reads;
+        None: SST-2 train, `sst2_train`)."""
         self.model_dir, self.work_dir, self.data_dir, self.echo = \
             model_dir, work_dir, data_dir, echo
+        self.calibration_file = calibration_file
         self.do_lower_case = do_lower_case
         self.fusions_shown = False   # the onnx_opt fusion counts are printed once
 
@@ -209,6 +213,10 @@ class ArtifactBuilder:
             export_openvino(onnx_path, xml)
         return xml
 
+    def calibration_text(self) -> str:
+        """The int8 calibration TSV: ``calibration_file``, else SST-2 train."""
+        return self.calibration_file or self.sst2_train()
+
     def sst2_train(self) -> str:
         path = os.path.join(self.data_dir or "", SST2_TRAIN)
         if not self.data_dir or not os.path.isfile(path):
@@ -228,7 +236,7 @@ class ArtifactBuilder:
         if not os.path.exists(xml):
             require("openvino", "nncf")
             float_xml = self.openvino()
-            samples = calibration_samples(self.model_dir, self.sst2_train(), seq,
+            samples = calibration_samples(self.model_dir, self.calibration_text(), seq,
                                           NNCF_CALIBRATION_SENTENCES, self.do_lower_case)
             self.echo(f"  quantizing {xml} (NNCF, {len(samples)} SST-2 train sentences, "
                       f"seq {seq})")
@@ -242,7 +250,7 @@ class ArtifactBuilder:
         out = self.path(f"ir_{quantization}")
         if not os.path.exists(out):
             require("openvino", *(["nncf"] if quantization == "int8" else []))
-            train = self.sst2_train() if quantization == "int8" else None
+            train = self.calibration_text() if quantization == "int8" else None
             self.echo(f"  exporting {out}")
             self.export("openvino", out, quantization=quantization, calibration_file=train,
                         num_calibration=NNCF_CALIBRATION_SENTENCES if train else None)
@@ -283,7 +291,7 @@ class ArtifactBuilder:
         self.export("tflite", out, quantization=quantization, seq_lengths=tuple(seq_lengths),
                     batch_size=batch,
                     num_calibration=max(64, 2 * batch * len(seq_lengths)) if calibrated else None,
-                    calibration_file=self.sst2_train() if calibrated else None)
+                    calibration_file=self.calibration_text() if calibrated else None)
 
     def tflite(self, quantization: str, shapes: list[tuple[int, int]]) -> str:
         """A path template ``.../b{batch}_s{seq}/model.tflite``, one export per shape."""

@@ -89,6 +89,8 @@ class Target:
       calibrated: calibrates on SST-2 train text (needs the data directory).
       default: timed when ``--runtimes`` is not given.
       quick: timed by ``--quick``.
+      latency_target: the default ``--target`` of ``albert-tf-compress --target_speedup``
+        (exactly one target; `latency_target`).
       sparse_patterns: the pruning patterns whose zeros its kernels skip
         (`albert_tf.export.sparsity.PATTERNS`; its export's kernel runs each:
         `albert_tf.export.sparsity.SPARSE_KERNELS`): ``--compressed`` times it on copies of
@@ -108,6 +110,7 @@ class Target:
     default: bool = True
     quick: bool = False
     sparse_patterns: tuple[str, ...] = ()
+    latency_target: bool = False
 
     @property
     def integer(self) -> bool:
@@ -153,6 +156,14 @@ def get(name: str) -> Target:
 
 def every_target() -> tuple[Target, ...]:
     return tuple(_TARGETS.values())
+
+
+def latency_target() -> str:
+    """The target ``albert-tf-compress --target_speedup`` times unless told another."""
+    chosen = [t.name for t in _TARGETS.values() if t.latency_target]
+    if len(chosen) != 1:
+        raise ValueError(f"one target must be the latency target, not {chosen}")
+    return chosen[0]
 
 
 def default_names() -> list[str]:
@@ -208,7 +219,7 @@ register(Target("tflite_dynamic", OURS, "int8", "tflite", _tflite("dynamic"), pe
                 export=("tflite", "dynamic"), quick=True))
 register(Target("tflite_int8", OURS, "int8", "tflite", _tflite("int8"), per_shape_size, None,
                 "int8 weights and activations, calibrated", export=("tflite", "int8"),
-                calibrated=True, quick=True))
+                calibrated=True, quick=True, latency_target=True))
 register(Target("ir_none", OURS, "fp32", "openvino", lambda b, shapes: b.ir("none"), ir_size,
                 "openvino", "our graph as OpenVINO IR (shared layer stored once), f32 forced",
                 export=("openvino", "none")))

@@ -23,11 +23,12 @@ runner uses. ONNX Runtime and OpenVINO, and the peers, are timed by ``albert-tf-
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -56,10 +57,18 @@ def _inputs(sig: dict[str, Any], vocab_size: int, rng: np.random.RandomState) ->
     return feed
 
 
-def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
-              xnnpack: bool | None = None, signatures: Iterable[str] | None = None,
-              min_seconds: float = 0.0) -> list[dict]:
-    """One result dict per signature: ``signature, batch_size, seq_length, median_ms, ...``.
+@dataclasses.dataclass
+class Timed:
+    """One signature of one model, ready to time: ``call()`` runs it once on ``feed``."""
+
+    row: dict[str, Any]     # model, quantization, signature, batch_size, seq_length, ...
+    call: Callable[[], Any]
+    errors: Callable[[], Any]   # a context manager: LiteRT's kernel errors as one line
+
+
+def prepare(model: str, num_threads: int = 2, xnnpack: bool | None = None,
+            signatures: Iterable[str] | None = None) -> list[Timed]:
+    """Every signature of ``model`` (or those named) loaded and fed, ready to time.
     ``xnnpack`` None: XNNPACK unless the export's weights are stored sparse (`uses_xnnpack`)."""
     meta = read_metadata(model)
     xnnpack = uses_xnnpack(meta) if xnnpack is None else xnnpack
@@ -74,33 +83,104 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
     vocab = os.path.join(os.path.dirname(os.path.abspath(path)), meta["tokenizer"]["vocab_file"])
     vocab_size = load_tokenizer(vocab).vocab_size         # SentencePiece or WordPiece
     rng = np.random.RandomState(0)
-    results = []
+    timed = []
     for key, sig in meta["signatures"].items():
-        if signatures and key not in signatures:
-            continue
-        if key == "tokenize":
+        if (signatures and key not in signatures) or key == "tokenize":
             continue
         sig = dict(sig, seq_length_hint=meta.get("max_seq_length", 128) - 10)
         runner = interpreter.get_signature_runner(key)
         feed = _inputs(sig, vocab_size, rng)
-        with invoke_errors(path, meta):     # a kernel LiteRT lacks: one line, not a traceback
+        row = {"model": model, "quantization": meta.get("quantization"), "signature": key,
+               "batch_size": int(sig.get("batch_size", 1)),
+               "seq_length": sig.get("seq_length", meta.get("max_seq_length")),
+               "threads": num_threads, "xnnpack": xnnpack}
+        timed.append(Timed(row, lambda runner=runner, feed=feed: runner(**feed),
+                           lambda: invoke_errors(path, meta)))
+    return timed
+
+
+def _time(call, runs: int, min_seconds: float) -> list[float]:
+    times: list[float] = []
+    while len(times) < runs or sum(times) < 1e3 * min_seconds:
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def _result(row: dict, times: list[float]) -> dict:
+    median = float(np.median(times))
+    return dict(row, runs=len(times), median_ms=median, p90_ms=float(np.percentile(times, 90)),
+                min_ms=float(np.min(times)), total_ms=float(np.sum(times)),
+                sequences_per_s=row["batch_size"] * 1e3 / median)
+
+
+def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
+              xnnpack: bool | None = None, signatures: Iterable[str] | None = None,
+              min_seconds: float = 0.0) -> list[dict]:
+    """One result dict per signature: ``signature, batch_size, seq_length, median_ms, ...``,
+    each signature timed in one go (`benchmark_rounds` interleaves several models)."""
+    results = []
+    for entry in prepare(model, num_threads, xnnpack, signatures):
+        with entry.errors():     # a kernel LiteRT lacks: one line, not a traceback
             for _ in range(warmup):
-                runner(**feed)
-            times = []
-            while len(times) < runs or sum(times) < 1e3 * min_seconds:
-                start = time.perf_counter()
-                runner(**feed)
-                times.append((time.perf_counter() - start) * 1e3)
-        batch = int(sig.get("batch_size", 1))
-        median = float(np.median(times))
-        results.append({
-            "model": model, "quantization": meta.get("quantization"), "signature": key,
-            "batch_size": batch, "seq_length": sig.get("seq_length", meta.get("max_seq_length")),
-            "threads": num_threads, "xnnpack": xnnpack, "runs": len(times),
-            "median_ms": median, "p90_ms": float(np.percentile(times, 90)),
-            "min_ms": float(np.min(times)), "total_ms": float(np.sum(times)),
-            "sequences_per_s": batch * 1e3 / median})
+                entry.call()
+            results.append(_result(entry.row, _time(entry.call, runs, min_seconds)))
     return results
+
+
+def benchmark_rounds(models: Sequence[str], num_threads: int = 2, runs: int = 50,
+                     warmup: int = 5, xnnpack: bool | None = None,
+                     signatures: Iterable[str] | None = None, min_seconds: float = 0.0,
+                     rounds: int = 5) -> list[dict]:
+    """Every signature of every model timed in ``rounds`` interleaved rounds (each round
+    runs each of them in turn, the order rotating, for ``runs / rounds`` runs and
+    ``min_seconds / rounds`` seconds), so that the drift of a shared machine falls on all
+    alike. Each row: the median over rounds of the round medians (``median_ms``), their
+    spread (``low_ms``, ``high_ms``), and, per signature, ``speedup`` over the first
+    model's (the median of the per-round ratios, with ``speedup_low`` / ``speedup_high``)."""
+    entries = [e for model in models for e in prepare(model, num_threads, xnnpack, signatures)]
+    per_round: list[list[float]] = [[] for _ in entries]
+    times: list[list[float]] = [[] for _ in entries]
+    for r in range(rounds):
+        order = list(range(len(entries)))
+        order = order[r % len(order):] + order[:r % len(order)]
+        for i in order:
+            with entries[i].errors():
+                for _ in range(warmup if r == 0 else 1):
+                    entries[i].call()
+                t = _time(entries[i].call, max(1, -(-runs // rounds)), min_seconds / rounds)
+            times[i] += t
+            per_round[i].append(float(np.median(t)))
+    results = []
+    for i, entry in enumerate(entries):
+        row = _result(entry.row, times[i])
+        row.update(median_ms=float(np.median(per_round[i])), low_ms=min(per_round[i]),
+                   high_ms=max(per_round[i]), rounds=rounds,
+                   sequences_per_s=row["batch_size"] * 1e3 / float(np.median(per_round[i])))
+        first = next(k for k, e in enumerate(entries)
+                     if e.row["signature"] == entry.row["signature"])
+        ratios = [a / b for a, b in zip(per_round[first], per_round[i])]
+        row.update(speedup=float(np.median(ratios)), speedup_low=min(ratios),
+                   speedup_high=max(ratios))
+        results.append(row)
+    return results
+
+
+def print_rows(rows: list[dict], rounds: bool) -> None:
+    """The table (with ``rounds``: the spread of the round medians and the speedup over the
+    first model)."""
+    extra = f" {'low ms':>8s} {'high ms':>8s} {'speedup':>16s}" if rounds else \
+        f" {'p90 ms':>8s} {'min ms':>8s}"
+    print(f"{'model':40s} {'quant':8s} {'signature':16s} {'batch':>5s} {'seq':>5s} "
+          f"{'median ms':>10s}{extra} {'seq/s':>8s}")
+    for r in rows:
+        extra = (f" {r['low_ms']:8.3f} {r['high_ms']:8.3f} "
+                 f"{r['speedup']:5.2f}x ({r['speedup_low']:.2f}-{r['speedup_high']:.2f})"
+                 if rounds else f" {r['p90_ms']:8.2f} {r['min_ms']:8.2f}")
+        print(f"{r['model'][-40:]:40s} {str(r['quantization']):8s} {r['signature']:16s} "
+              f"{r['batch_size']:5d} {r['seq_length']:5d} {r['median_ms']:10.3f}{extra} "
+              f"{r['sequences_per_s']:8.1f}", flush=True)
 
 
 @cli.guarded
@@ -118,6 +198,11 @@ def main(argv: Iterable[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5, help="untimed runs first")
     parser.add_argument("--min_seconds", type=float, default=0.0,
                         help="keep timing until the timed runs took this long")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="time every model and signature in this many interleaved rounds "
+                        "(the order rotating; --runs and --min_seconds spread over them): "
+                        "median and spread of the round medians, and the speedup over the "
+                        "first --model; 1 times each in one go")
     parser.add_argument("--signature", action="append", help="only these signatures")
     parser.add_argument("--no_xnnpack", action="store_true", help="builtin kernels only")
     parser.add_argument("--json", default=None, help="write the results here (a new file, or "
@@ -127,7 +212,8 @@ def main(argv: Iterable[str] | None = None, doc: str | None = None) -> int:
     args = parser.parse_args(argv)
     cli.quiet_logs([] if not args.verbose else ["--verbose"])
     try:
-        for flag, minimum in (("threads", 1), ("runs", 1), ("warmup", 0), ("min_seconds", 0)):
+        for flag, minimum in (("threads", 1), ("runs", 1), ("warmup", 0), ("min_seconds", 0),
+                              ("rounds", 1)):
             user_inputs.at_least(getattr(args, flag), f"--{flag}", minimum)
         for model in args.model:
             user_inputs.edge_export(model, formats=("tflite",), other_formats=(
@@ -138,22 +224,18 @@ def main(argv: Iterable[str] | None = None, doc: str | None = None) -> int:
                                       inputs=[("--model", m) for m in args.model])
     except ValueError as e:
         parser.error(str(e))
-    rows = []
-    print(f"{'model':40s} {'quant':8s} {'signature':16s} {'batch':>5s} {'seq':>5s} "
-          f"{'median ms':>10s} {'p90 ms':>8s} {'min ms':>8s} {'seq/s':>8s}")
-    for model in args.model:
-        try:
-            results = benchmark(model, args.threads, args.runs, args.warmup,
-                                False if args.no_xnnpack else None, args.signature,
-                                args.min_seconds)
-        except (ValueError, OSError) as e:   # an unknown --signature, a broken file
-            parser.exit(2, f"{parser.prog}: error: {user_inputs.one_line(e)}\n")
-        for r in results:
-            rows.append(r)
-            print(f"{model[-40:]:40s} {str(r['quantization']):8s} {r['signature']:16s} "
-                  f"{r['batch_size']:5d} {r['seq_length']:5d} {r['median_ms']:10.2f} "
-                  f"{r['p90_ms']:8.2f} {r['min_ms']:8.2f} {r['sequences_per_s']:8.1f}",
-                  flush=True)
+    xnnpack = False if args.no_xnnpack else None
+    try:
+        if args.rounds > 1:
+            rows = benchmark_rounds(args.model, args.threads, args.runs, args.warmup, xnnpack,
+                                    args.signature, args.min_seconds, args.rounds)
+        else:
+            rows = [r for model in args.model for r in benchmark(
+                model, args.threads, args.runs, args.warmup, xnnpack, args.signature,
+                args.min_seconds)]
+    except (ValueError, OSError) as e:   # an unknown --signature, a broken file
+        parser.exit(2, f"{parser.prog}: error: {user_inputs.one_line(e)}\n")
+    print_rows(rows, args.rounds > 1)
     if args.json:
         outputs.write_text(args.json, json.dumps(rows, indent=2))
         print(f"wrote {args.json}")

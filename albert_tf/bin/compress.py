@@ -10,6 +10,10 @@
     albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_distilled \\
         --config_file=compress_sst2_distill \\
         --params_override=distillation.student_config=albert_tiny   # then QAT, as configured
+    albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_fast \\
+        --config_file=compress_sst2_speedup --target_speedup=2
+        # heads, FFN neurons and layers removed on a schedule, distilling from the init
+        # model, until its int8 TFLite export runs 2x faster on this CPU (timed, cached)
 
 Configuration as the training binaries: the `CompressionConfig` defaults, each
 ``--config_file`` (a path or a name in ``official_configs/experiments/``: the compress_*
@@ -51,13 +55,25 @@ def define_flags() -> None:
     flags.DEFINE_float("learning_rate", None, "Default peak learning rate of every stage.")
     flags.DEFINE_integer("seed", None, "Random seed.")
     flags.DEFINE_boolean("tflite", None, "Export TFLite files at the end.")
+    flags.DEFINE_float("target_speedup", None, "Remove the heads, FFN neurons and layers "
+                       "that make the model this many times faster than the init model on "
+                       "--target, from latencies timed on this CPU (the structured stage; "
+                       "compress_sst2_speedup is the recipe).")
+    flags.DEFINE_float("latency_budget_ms", None, "Or: remove what makes it run within this "
+                       "many milliseconds on --target.")
+    from albert_tf.benchmark.targets import latency_target
+    from albert_tf.compression.speedup_space import int8_targets
+    flags.DEFINE_string("target", None, "The deployment target timed for --target_speedup / "
+                        f"--latency_budget_ms (default {latency_target()}; one of "
+                        f"{', '.join(int8_targets())}).")
     flags.DEFINE_boolean("print_config", False, "Print the resolved config and exit.")
 
 
 FLAG_KEYS = {"init_model": "init_model", "model_dir": "model_dir", "stages": "stages",
              "data_dir": "data.data_dir", "train_batch_size": "data.batch_size",
              "learning_rate": "optimizer.learning_rate", "seed": "seed",
-             "tflite": "export.tflite"}
+             "tflite": "export.tflite", "target_speedup": "speedup.target_speedup",
+             "latency_budget_ms": "speedup.latency_budget_ms", "target": "speedup.target"}
 
 
 def config_from_flags():

@@ -27,15 +27,16 @@ from typing import Any
 
 from albert_tf import hyperparams, outputs
 from albert_tf.config import AlbertConfig
-from albert_tf.hyperparams import ConfigValueError
+from albert_tf.compression.errors import CompressionConfigError
+from albert_tf.hyperparams import ConfigValueError  # noqa: F401  (the config layer's, re-exported)
+from albert_tf.compression.speedup_space import (SPEEDUP_PARTS, SpeedupConfig, check_space,
+                                                 check_target)
 from albert_tf.training.experiment_config import OptimizerConfig
 
 STAGES = ("structured", "distillation", "pruning", "qat")
 PRUNE_GROUPS = ("attention", "ffn", "embedding_projection", "embeddings", "pooler", "head")
 
 
-class CompressionConfigError(ConfigValueError):
-    """A compression setting is invalid; raised before any training starts."""
 
 
 @dataclasses.dataclass
@@ -172,13 +173,39 @@ class StructuredConfig(StageTraining):
       ffn_fraction: fraction of FFN neurons removed from every feed-forward block.
       importance: ``magnitude`` (weight norms) or ``gradient`` (first-order Taylor
         ``|sum w * dL/dw|`` over ``importance_batches`` training batches).
-      importance_batches: batches for the gradient importance.
+      importance_batches: batches for the gradient importance (with the
+        ``polynomial_decay`` schedule: at every mask update).
+      schedule: ``one_shot`` (importance once, the units removed, then fine-tuning) or
+        ``polynomial_decay``: TF-MOT's ``PolynomialDecay`` (from 0 to ``head_fraction`` /
+        ``ffn_fraction``, ``begin_step`` .. ``end_step``, ``power``, a mask update every
+        ``frequency`` optimizer steps: the pruning stage's schedule and semantics) masks
+        the units of lowest importance, recomputed at every update, while the model
+        trains; the masked units are removed at the end
+        (`albert_tf.compression.structured_schedule`).
+      begin_step / end_step / power / frequency: the schedule's (``polynomial_decay``).
+      num_layers: keep this many of the L layers (evenly spaced, the last kept; ALBERT:
+        passes of the shared block) before the heads and neurons; 0 keeps every layer.
+      distill_alpha: with ``polynomial_decay``, distil from the unpruned model (frozen)
+        throughout: the weight of the soft-target loss (``1 - alpha`` weighs the labels);
+        0 trains on the labels alone.
+      distill_temperature: the soft targets' temperature.
+      distill_hidden_weight: weight of the MSE between the hidden states of matched
+        layers (the hidden size is unchanged by structured pruning).
     """
 
     head_fraction: float = 0.25
     ffn_fraction: float = 0.5
     importance: str = "gradient"
     importance_batches: int = 32
+    schedule: str = "one_shot"
+    begin_step: int = 0
+    end_step: int = 1000
+    power: float = 3.0
+    frequency: int = 100
+    num_layers: int = 0
+    distill_alpha: float = 0.0
+    distill_temperature: float = 2.0
+    distill_hidden_weight: float = 0.0
 
 
 def pruned_config(config: AlbertConfig, cfg: StructuredConfig) -> AlbertConfig:
@@ -200,6 +227,14 @@ def pruned_config(config: AlbertConfig, cfg: StructuredConfig) -> AlbertConfig:
             f"removed; {fix}, or structured.head_fraction=0 to keep every head.")
     return config.replace(num_attention_heads=keep_heads, attention_head_size=config.head_size,
                           intermediate_size=keep_neurons)
+
+
+def structured_stage_config(config: AlbertConfig, cfg: StructuredConfig) -> AlbertConfig:
+    """The config the structured stage ends with: ``cfg.num_layers`` of the layers kept
+    (`fewer_layers_config`, when set), then the heads and neurons removed (`pruned_config`)."""
+    if cfg.num_layers and cfg.num_layers != config.num_hidden_layers:
+        config = fewer_layers_config(config, cfg.num_layers)
+    return pruned_config(config, cfg)
 
 
 def fewer_layers_config(config: AlbertConfig, num_layers: int) -> AlbertConfig:
@@ -268,6 +303,7 @@ class CompressionConfig:
     qat: QATConfig = dataclasses.field(default_factory=QATConfig)
     distillation: DistillationConfig = dataclasses.field(default_factory=DistillationConfig)
     structured: StructuredConfig = dataclasses.field(default_factory=StructuredConfig)
+    speedup: SpeedupConfig = dataclasses.field(default_factory=SpeedupConfig)
     export: ExportConfig = dataclasses.field(default_factory=ExportConfig)
 
     def as_dict(self) -> dict[str, Any]:
@@ -331,33 +367,9 @@ def validate_pruning(cfg: PruningConfig, key: str = "pruning") -> None:
     if cfg.schedule == "polynomial_decay":
         _fraction(f"{key}.initial_sparsity", cfg.initial_sparsity)
         _fraction(f"{key}.final_sparsity", cfg.final_sparsity)
-        if cfg.end_step < 0:
-            raise CompressionConfigError(f"{key}.end_step: polynomial_decay needs an end step "
-                                         f">= begin_step, got {cfg.end_step}.")
     else:
         _fraction(f"{key}.target_sparsity", cfg.target_sparsity)
-    if cfg.begin_step < 0:
-        raise CompressionConfigError(f"{key}.begin_step: must be >= 0, got {cfg.begin_step}.")
-    if cfg.end_step != -1 and cfg.end_step < cfg.begin_step:
-        raise CompressionConfigError(
-            f"{key}.end_step: {cfg.end_step} is before begin_step {cfg.begin_step}; pruning "
-            "runs from begin_step to end_step (optimizer steps).")
-    if cfg.frequency <= 0:
-        raise CompressionConfigError(f"{key}.frequency: must be >= 1, got {cfg.frequency}.")
-    if cfg.schedule == "polynomial_decay" and (cfg.end_step - cfg.begin_step) % cfg.frequency:
-        raise CompressionConfigError(
-            f"{key}.frequency: masks are updated every {cfg.frequency} steps from begin_step "
-            f"{cfg.begin_step}, so end_step {cfg.end_step} is never an update step and "
-            f"final_sparsity {cfg.final_sparsity} would not be reached; make "
-            "end_step - begin_step a multiple of frequency.")
-    if cfg.train_steps and cfg.end_step > cfg.train_steps:
-        raise CompressionConfigError(
-            f"{key}.end_step: {cfg.end_step} is after the last training step "
-            f"({key}.train_steps={cfg.train_steps}); the final sparsity would never be "
-            "reached.")
-    if cfg.train_steps and cfg.begin_step >= cfg.train_steps:
-        raise CompressionConfigError(f"{key}.begin_step: {cfg.begin_step} is not before the "
-                                     f"end of training ({key}.train_steps={cfg.train_steps}).")
+    validate_schedule_steps(cfg, key, f"final_sparsity {cfg.final_sparsity}")
     parse_m_by_n(cfg.m_by_n)
     block = parse_block_size(cfg.block_size, f"{key}.block_size")
     _one_of(f"{key}.block_pooling", cfg.block_pooling, BLOCK_POOLINGS)
@@ -369,6 +381,37 @@ def validate_pruning(cfg: PruningConfig, key: str = "pruning") -> None:
     if not cfg.targets:
         raise CompressionConfigError(f"{key}.targets: empty; name what to prune, e.g. "
                                      f"{list(PRUNE_GROUPS[:3])}.")
+
+
+def validate_schedule_steps(cfg, key: str, final: str) -> None:
+    """The steps of a TF-MOT schedule (``begin_step``, ``end_step``, ``frequency``, within
+    ``train_steps``): the pruning stage's and the scheduled structured stage's. ``final``
+    names what the last update reaches (for the message)."""
+    polynomial = cfg.schedule == "polynomial_decay"
+    if polynomial and cfg.end_step < 0:
+        raise CompressionConfigError(f"{key}.end_step: polynomial_decay needs an end step "
+                                     f">= begin_step, got {cfg.end_step}.")
+    if cfg.begin_step < 0:
+        raise CompressionConfigError(f"{key}.begin_step: must be >= 0, got {cfg.begin_step}.")
+    if cfg.end_step != -1 and cfg.end_step < cfg.begin_step:
+        raise CompressionConfigError(
+            f"{key}.end_step: {cfg.end_step} is before begin_step {cfg.begin_step}; pruning "
+            "runs from begin_step to end_step (optimizer steps).")
+    if cfg.frequency <= 0:
+        raise CompressionConfigError(f"{key}.frequency: must be >= 1, got {cfg.frequency}.")
+    if polynomial and (cfg.end_step - cfg.begin_step) % cfg.frequency:
+        raise CompressionConfigError(
+            f"{key}.frequency: masks are updated every {cfg.frequency} steps from begin_step "
+            f"{cfg.begin_step}, so end_step {cfg.end_step} is never an update step and "
+            f"{final} would not be reached; make end_step - begin_step a multiple of "
+            "frequency.")
+    if cfg.train_steps and cfg.end_step > cfg.train_steps:
+        raise CompressionConfigError(
+            f"{key}.end_step: {cfg.end_step} is after the last training step "
+            f"({key}.train_steps={cfg.train_steps}); {final} would never be reached.")
+    if cfg.train_steps and cfg.begin_step >= cfg.train_steps:
+        raise CompressionConfigError(f"{key}.begin_step: {cfg.begin_step} is not before the "
+                                     f"end of training ({key}.train_steps={cfg.train_steps}).")
 
 
 def set_train_steps(config: CompressionConfig, steps: int) -> None:
@@ -385,7 +428,16 @@ def set_train_steps(config: CompressionConfig, steps: int) -> None:
     if steps < 1:
         raise CompressionConfigError(f"--num_train_steps: must be >= 1, got {steps} (every "
                                      "stage trains that many optimizer steps).")
-    p = config.pruning
+    scale_schedule(config.pruning, steps)
+    if config.structured.schedule == "polynomial_decay":
+        scale_schedule(config.structured, steps)
+    for name in STAGES:
+        getattr(config, name).train_steps = steps
+
+
+def scale_schedule(p, steps: int) -> None:
+    """`set_train_steps`'s scaling of one schedule (``begin_step``, ``end_step``,
+    ``frequency`` of a `PruningConfig` or a scheduled `StructuredConfig`) to ``steps``."""
     old = p.train_steps or max(p.end_step, p.begin_step + 1, 1)
     scale = steps / old
     begin = min(max(0, int(round(p.begin_step * scale))), steps - 1)
@@ -397,8 +449,6 @@ def set_train_steps(config: CompressionConfig, steps: int) -> None:
         frequency = min(frequency, span)
         end = begin + frequency * max(1, span // frequency)
     p.begin_step, p.end_step, p.frequency = begin, end, frequency
-    for name in STAGES:
-        getattr(config, name).train_steps = steps
 
 
 def check_run(config: CompressionConfig) -> None:
@@ -471,7 +521,10 @@ def check_model_fits(config: CompressionConfig) -> None:
         model_config = load_config(path)
     except ValueError:          # a broken config.json: loading the model says what is wrong
         return
-    pruned_config(model_config, config.structured)
+    if config.speedup.active:   # the search chooses the shape; what it may remove is checked
+        check_space(model_config, config.speedup)
+        return
+    structured_stage_config(model_config, config.structured)
 
 
 def run_inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:
@@ -516,14 +569,71 @@ def validate(config: CompressionConfig) -> None:
     for key in ("hidden_weight", "attention_weight"):
         if getattr(d, key) < 0:
             raise CompressionConfigError(f"distillation.{key}: must be >= 0.")
-    s = config.structured
+    validate_structured(config.structured)
+    validate_speedup(config)
+    if config.data.batch_size <= 0 or config.data.eval_batch_size <= 0:
+        raise CompressionConfigError("data.batch_size and data.eval_batch_size must be >= 1.")
+
+
+def validate_structured(s: StructuredConfig) -> None:
     _fraction("structured.head_fraction", s.head_fraction)
     _fraction("structured.ffn_fraction", s.ffn_fraction)
     _one_of("structured.importance", s.importance, ("magnitude", "gradient"))
     if s.importance == "gradient" and s.importance_batches <= 0:
         raise CompressionConfigError("structured.importance_batches: must be >= 1.")
-    if config.data.batch_size <= 0 or config.data.eval_batch_size <= 0:
-        raise CompressionConfigError("data.batch_size and data.eval_batch_size must be >= 1.")
+    _one_of("structured.schedule", s.schedule, ("one_shot", "polynomial_decay"))
+    if s.num_layers < 0:
+        raise CompressionConfigError(f"structured.num_layers: must be >= 0 (0 keeps every "
+                                     f"layer), got {s.num_layers}.")
+    if s.schedule == "polynomial_decay":
+        validate_schedule_steps(s, "structured", f"head_fraction {s.head_fraction} / "
+                                f"ffn_fraction {s.ffn_fraction}")
+        if s.importance != "gradient":
+            raise CompressionConfigError(
+                "structured.importance: the polynomial_decay schedule recomputes the gradient "
+                "importance at every update; set structured.importance=gradient.")
+    _fraction("structured.distill_alpha", s.distill_alpha, upper_open=False)
+    if s.distill_temperature <= 0:
+        raise CompressionConfigError(f"structured.distill_temperature: must be > 0, got "
+                                     f"{s.distill_temperature}.")
+    if s.distill_hidden_weight < 0:
+        raise CompressionConfigError("structured.distill_hidden_weight: must be >= 0.")
+    if (s.distill_alpha or s.distill_hidden_weight) and s.schedule != "polynomial_decay":
+        raise CompressionConfigError(
+            "structured.distill_alpha / distill_hidden_weight: distillation runs with the "
+            "polynomial_decay schedule; set structured.schedule=polynomial_decay.")
+
+
+def validate_speedup(config: CompressionConfig) -> None:
+    """The latency target's values (the target's name against the registry of deployment
+    targets, TensorFlow-free)."""
+    p = config.speedup
+    if p.target_speedup < 0 or (p.target_speedup and p.target_speedup <= 1):
+        raise CompressionConfigError(f"--target_speedup: must be > 1 (times faster than the "
+                                     f"init model's export), got {p.target_speedup:g}.")
+    if p.latency_budget_ms < 0:
+        raise CompressionConfigError(f"--latency_budget_ms: must be > 0, got "
+                                     f"{p.latency_budget_ms:g}.")
+    if p.target_speedup and p.latency_budget_ms:
+        raise CompressionConfigError("--target_speedup and --latency_budget_ms: give one (a "
+                                     "speedup over the init model, or a latency).")
+    check_target(p.target)
+    for part in p.parts:
+        _one_of("speedup.parts", part, SPEEDUP_PARTS)
+    if not p.parts:
+        raise CompressionConfigError(f"speedup.parts: empty; name what the search may remove: "
+                                     f"{list(SPEEDUP_PARTS)}.")
+    for key in ("batch_size", "seq_length", "ffn_steps", "threads", "rounds"):
+        if getattr(p, key) < 1:
+            raise CompressionConfigError(f"speedup.{key}: must be >= 1, got "
+                                         f"{getattr(p, key)}.")
+    if p.round_seconds <= 0:
+        raise CompressionConfigError("speedup.round_seconds: must be > 0.")
+    if p.active and "structured" not in config.stages:
+        raise CompressionConfigError(
+            "--target_speedup / --latency_budget_ms: the structured stage removes what the "
+            "target asks for; add it (--stages=structured or "
+            "--config_file=compress_sst2_speedup).")
 
 
 def build_compression_config(config_files=(), params_overrides=(),

@@ -33,7 +33,7 @@ from albert_tf.compression.compression_config import (FLOAT_DIR, INT8_DIR, MODEL
                                                      RUN_KIND, RUN_RECORD, CompressionConfig,
                                                      CompressionConfigError, check_run,
                                                      record_init_model, run_inputs,
-                                                     validate)
+                                                     structured_stage_config, validate)
 from albert_tf.config import load_config
 
 def _log(message: str) -> None:
@@ -79,12 +79,12 @@ def student_config(cfg, teacher_config):
 
 def precheck(model: keras.Model, ctx: Context) -> None:
     """Every check that can fail without training, before the first stage runs."""
-    from albert_tf.compression import distillation, pruning, structured
+    from albert_tf.compression import distillation, pruning
     cfg = ctx.config
     config = model.albert_config
     for stage in cfg.stages:
         if stage == "structured":
-            config = structured.pruned_config(config, cfg.structured)
+            config = structured_stage_config(config, cfg.structured)
         elif stage == "distillation":
             teacher = load_config_from_dir(cfg.distillation.teacher) \
                 if cfg.distillation.teacher else config
@@ -94,21 +94,62 @@ def precheck(model: keras.Model, ctx: Context) -> None:
             pruning.make_schedule(cfg.pruning)
             probe = build_task_model(config, ctx.task_info)
             pruning.check_blocks(probe, cfg.pruning)   # resolves the targets first
+    s = cfg.structured
+    if ctx.inputs.is_regression and "structured" in cfg.stages and \
+            (s.distill_alpha or s.distill_hidden_weight):
+        raise CompressionConfigError("structured.distill_alpha: distillation of regression "
+                                     "tasks is not supported yet; set it to 0.")
     if ctx.inputs.is_regression and "distillation" in cfg.stages:
         raise CompressionConfigError("distillation: regression tasks are not supported yet.")
 
 
 def run_structured(model, ctx: Context):
-    from albert_tf.compression import structured
     cfg = ctx.config.structured
+    if cfg.schedule == "polynomial_decay":
+        return run_structured_scheduled(model, ctx)
+    from albert_tf.compression import structured
     loss = data_lib.task_loss(ctx.inputs.is_regression)
+    build = lambda c: build_task_model(c, ctx.task_info)   # noqa: E731
+    if cfg.num_layers and cfg.num_layers != model.albert_config.num_hidden_layers:
+        model = structured.keep_layers(model, cfg.num_layers, build)
     plan = structured.plan(model, cfg, ctx.train_dataset(), loss)
-    new = structured.apply_plan(model, plan, lambda c: build_task_model(c, ctx.task_info))
+    new = structured.apply_plan(model, plan, build)
     ctx.report["structured"] = {"plan": plan.summary(), "params_before": model.count_params(),
                                 "params_after": new.count_params()}
     ctx.log(f"structured: {plan.summary()}")
     ctx.evaluate(new, "structured (before fine-tuning)")
     ctx.fit(new, cfg.train_steps, cfg.learning_rate)
+    return new
+
+
+def run_structured_scheduled(model, ctx: Context):
+    """The structured stage on its polynomial-decay schedule, distilling from ``model``
+    (`albert_tf.compression.structured_schedule`)."""
+    from albert_tf.compression import distillation, structured_schedule
+    cfg = ctx.config.structured
+    steps, rate = cfg.train_steps, cfg.learning_rate
+
+    def fit(student, callbacks):
+        ctx.fit(student, steps, rate, callbacks)
+
+    def distil(student, teacher, distill_cfg, callbacks):
+        distiller = distillation.Distiller(student, teacher, distill_cfg)
+        distiller.compile(optimizer=data_lib.make_optimizer(ctx.config.optimizer, steps, rate),
+                          run_eagerly=ctx.config.run_eagerly)
+        start = time.time()
+        history = distiller.fit(ctx.train_dataset(), steps_per_epoch=max(1, steps),
+                                epochs=1 if steps else 0, verbose=2, callbacks=callbacks)
+        ctx.log(f"trained {steps} steps (distilling) in {time.time() - start:.0f}s: "
+                f"{ {k: round(float(v[-1]), 4) for k, v in history.history.items()} }")
+
+    batches = iter(ctx.inputs.train_dataset(ctx.config.data.batch_size,
+                                            ctx.config.seed + 1))
+    new, report = structured_schedule.train_scheduled(
+        model, cfg, fit, distil, batches, lambda c: build_task_model(c, ctx.task_info),
+        data_lib.task_loss(ctx.inputs.is_regression), ctx.log)
+    ctx.report["structured"] = report
+    ctx.log(f"structured: {report['plan']}, {report['params_before']} -> "
+            f"{report['params_after']} parameters")
     return new
 
 
@@ -213,6 +254,7 @@ def save_compressed(model: keras.Model, directory: str, task_info: TaskInfo, voc
 def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
     """``albert-tf-compress``: reads ``init_model``, compresses, writes ``model_dir``."""
     check_run(config)
+    choice = choose_structure(config, log) if config.speedup.active else None
     with outputs.run_directory(config.model_dir, RUN_KIND, own_files=[RUN_RECORD]):
         record_init_model(config)
         model, task_info = load_task_model(config.init_model)
@@ -223,11 +265,43 @@ def run(config: CompressionConfig, log: Callable[[str], None] = _log) -> dict:
         report["model_dir"] = out
         if config.export.tflite:
             report["tflite"] = export(out, config, "qat" in config.stages, log)
+        if choice is not None:
+            report["speedup"] = choice.as_dict()
+            if config.speedup.measure_result:
+                report["speedup"]["measured"] = measure_speedup(config, out, log)
         with open(os.path.join(config.model_dir, "report.json"), "w") as f:
             json.dump(report, f, indent=2, default=str)
     written = [out] + [os.path.dirname(f) for f in report.get("tflite", {}).values()]
     log(f"wrote {', '.join(written)} and {os.path.join(config.model_dir, 'report.json')}")
     return report
+
+
+def _training_texts(config: CompressionConfig):
+    """``(base config, task info, vocabulary, (text_a, text_b) training pairs)`` of the
+    ``init_model``, for the speedup search's int8 calibration (no weights loaded)."""
+    from albert_tf.checkpoints import load_task_info
+    task_info = load_task_info(config.init_model)
+    vocab = vocab_path(config.init_model)
+    inputs = data_lib.load_task_inputs(task_info, data_lib.default_data_dir(config.data.data_dir),
+                                       vocab, config.data.task, config.data.max_seq_length)
+    texts = [(ex.text_a, getattr(ex, "text_b", None)) for ex in inputs.train[:512]]
+    return load_config_from_dir(config.init_model), task_info, vocab, texts
+
+
+def choose_structure(config: CompressionConfig, log):
+    """``--target_speedup`` / ``--latency_budget_ms``: what the structured stage keeps,
+    from latencies timed on this CPU (`albert_tf.compression.speedup`), before anything is
+    written; sets ``config.structured``."""
+    from albert_tf.compression import speedup
+    base, task_info, vocab, texts = _training_texts(config)
+    return speedup.choose_structure(config, base, task_info, vocab, texts, log)
+
+
+def measure_speedup(config: CompressionConfig, model_dir: str, log) -> dict:
+    """The compressed model's export timed against the ``init_model``'s."""
+    from albert_tf.compression import speedup
+    base, task_info, vocab, texts = _training_texts(config)
+    return speedup.measure_result(config, model_dir, base, task_info, vocab, texts, log)
 
 
 def _inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:

@@ -56,7 +56,7 @@ class StructuredPlan:
                 "kept_heads": self.heads}
 
 
-def _blocks(model: keras.Model, cls) -> list:
+def blocks(model: keras.Model, cls) -> list:
     return [layer for layer in model.layers if isinstance(layer, cls)]
 
 
@@ -64,29 +64,31 @@ def _blocks(model: keras.Model, cls) -> list:
 def magnitude_importance(model: keras.Model) -> tuple[dict, dict]:
     """``({attention block: [N]}, {ffn block: [I]})`` squared weight norms per unit."""
     heads, neurons = {}, {}
-    for block in _blocks(model, SelfAttentionBlock):
+    for block in blocks(model, SelfAttentionBlock):
         n, d = block.num_heads, block.head_size
         score = np.zeros(n)
         for dense in (block.query, block.key, block.value):
             score += (dense.kernel.numpy() ** 2).reshape(-1, n, d).sum((0, 2))
         score += (block.output_dense.kernel.numpy() ** 2).reshape(n, d, -1).sum((1, 2))
         heads[block.name] = score
-    for block in _blocks(model, FeedForwardBlock):
+    for block in blocks(model, FeedForwardBlock):
         neurons[block.name] = (block.intermediate.kernel.numpy() ** 2).sum(0) + \
             (block.output_dense.kernel.numpy() ** 2).sum(1)
     return heads, neurons
 
 
-def gradient_importance(model: keras.Model, dataset: tf.data.Dataset, batches: int,
-                        loss_fn=None) -> tuple[dict, dict]:
-    """Taylor importance ``E_batch |sum_unit W_out * dL/dW_out|`` per head and neuron."""
+def importance_step(model: keras.Model, loss_fn=None):
+    """``step(features, labels) -> ({attention block: [N]}, {ffn block: [I]})``: one batch's
+    Taylor importance ``|sum_unit W_out * dL/dW_out|`` per head and neuron (a
+    ``tf.function`` traced once; `gradient_importance` averages it over batches, the
+    scheduled stage calls it at every mask update)."""
     loss_fn = loss_fn or keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    attention = _blocks(model, SelfAttentionBlock)
-    ffn = _blocks(model, FeedForwardBlock)
+    attention = blocks(model, SelfAttentionBlock)
+    ffn = blocks(model, FeedForwardBlock)
     kernels = [b.output_dense.kernel for b in attention] + [b.output_dense.kernel for b in ffn]
 
     @tf.function(reduce_retracing=True)
-    def step(features, labels):
+    def rows_of(features, labels):
         with tf.GradientTape() as tape:
             outputs = model(features, training=False)
             logits = outputs["logits"] if isinstance(outputs, dict) else outputs
@@ -94,15 +96,28 @@ def gradient_importance(model: keras.Model, dataset: tf.data.Dataset, batches: i
         grads = tape.gradient(loss, kernels)
         return [tf.reduce_sum(k * g, axis=-1) for k, g in zip(kernels, grads)]  # per input row
 
-    heads = {b.name: np.zeros(b.num_heads) for b in attention}
-    neurons = {b.name: np.zeros(b.intermediate_size) for b in ffn}
+    def step(features, labels):
+        rows = [r.numpy() for r in rows_of(features, labels)]
+        heads = {b.name: np.abs(rows[i].reshape(b.num_heads, -1).sum(-1))
+                 for i, b in enumerate(attention)}
+        neurons = {b.name: np.abs(rows[len(attention) + j]) for j, b in enumerate(ffn)}
+        return heads, neurons
+    return step
+
+
+def gradient_importance(model: keras.Model, dataset: tf.data.Dataset, batches: int,
+                        loss_fn=None, step=None) -> tuple[dict, dict]:
+    """Taylor importance ``E_batch |sum_unit W_out * dL/dW_out|`` per head and neuron
+    (``step``: an `importance_step` of ``model`` to reuse)."""
+    step = step or importance_step(model, loss_fn)
+    heads: dict = {}
+    neurons: dict = {}
     seen = 0
     for features, labels in dataset.take(batches):
-        rows = [r.numpy() for r in step(features, labels)]
-        for i, block in enumerate(attention):
-            heads[block.name] += np.abs(rows[i].reshape(block.num_heads, -1).sum(-1))
-        for j, block in enumerate(ffn):
-            neurons[block.name] += np.abs(rows[len(attention) + j])
+        h, n = step(features, labels)
+        for total, part in ((heads, h), (neurons, n)):
+            for name, value in part.items():
+                total[name] = total.get(name, 0.0) + value
         seen += 1
     if not seen:
         raise ValueError("gradient_importance: the dataset gave no batches.")
@@ -145,14 +160,14 @@ def apply_plan(model: keras.Model, plan_: StructuredPlan, build_fn) -> keras.Mod
     target = named_weights(new)
     d = model.albert_config.head_size
     values = dict(source)
-    for block in _blocks(model, SelfAttentionBlock):
+    for block in blocks(model, SelfAttentionBlock):
         cols = _columns(plan_.heads[block.name], d)
         for sub in ("query", "key", "value"):
             values[f"{block.name}/{sub}/kernel"] = source[f"{block.name}/{sub}/kernel"][:, cols]
             values[f"{block.name}/{sub}/bias"] = source[f"{block.name}/{sub}/bias"][cols]
         values[f"{block.name}/output_dense/kernel"] = \
             source[f"{block.name}/output_dense/kernel"][cols, :]
-    for block in _blocks(model, FeedForwardBlock):
+    for block in blocks(model, FeedForwardBlock):
         keep = np.asarray(plan_.neurons[block.name])
         values[f"{block.name}/intermediate/kernel"] = \
             source[f"{block.name}/intermediate/kernel"][:, keep]
@@ -174,13 +189,13 @@ def head_mask_equivalent(model: keras.Model, plan_: StructuredPlan) -> keras.Mod
     """(For tests) ``model`` with the removed heads' output rows and neurons zeroed: it
     computes exactly what the pruned model computes."""
     d = model.albert_config.head_size
-    for block in _blocks(model, SelfAttentionBlock):
+    for block in blocks(model, SelfAttentionBlock):
         kernel = block.output_dense.kernel.numpy()
         drop = np.setdiff1d(np.arange(block.num_heads), plan_.heads[block.name])
         if len(drop):
             kernel[_columns(drop, d), :] = 0.0
         block.output_dense.kernel.assign(kernel)
-    for block in _blocks(model, FeedForwardBlock):
+    for block in blocks(model, FeedForwardBlock):
         kernel = block.output_dense.kernel.numpy()
         drop = np.setdiff1d(np.arange(block.intermediate_size), plan_.neurons[block.name])
         kernel[drop, :] = 0.0
