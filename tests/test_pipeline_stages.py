@@ -72,6 +72,70 @@ def test_the_final_choice_is_the_fastest_within_the_allowed_dev_drop():
         choose_final([], 1.0)
 
 
+def test_latencies_inside_each_others_spread_are_ties_the_more_accurate_wins():
+    """Interleaved rounds give each latency a spread; a faster median inside the spread of
+    a slower one is a tie on speed, so the more accurate of the two ships."""
+    fast = Artifact("fast", "m", "dense", "tflite_int8", 0.80, 1.00, 1.0, latency_low=0.95,
+                    latency_high=1.10)
+    close = Artifact("close", "m", "dense", "tflite_int8", 0.81, 1.05, 1.0, latency_low=1.02,
+                     latency_high=1.12)
+    apart = Artifact("apart", "m", "dense", "tflite_int8", 0.81, 1.30, 1.0, latency_low=1.20,
+                     latency_high=1.40)
+    assert choose_final([fast, close], 5.0).name == "close"
+    assert choose_final([fast, apart], 5.0).name == "fast"
+    once = [_artifact("a", 0.80, 1.00), _artifact("b", 0.81, 1.05)]   # no spread: no tie
+    assert choose_final(once, 5.0).name == "a"
+
+
+def test_the_report_compares_at_equal_latency(tmp_path):
+    from albert_tf.pipeline.pareto_report import markdown
+    small = Artifact("albert_mini/int8", "albert_mini", "dense", "tflite_int8", 0.79, 0.30, 1.0,
+                     latency_low=0.29, latency_high=0.31)
+    large = Artifact("albert_small+at_albert_mini/int8", "albert_small", "at_albert_mini",
+                     "tflite_int8", 0.81, 0.28, 2.0)
+    text = markdown([small, large], {}, {}, equal_latency=[(large.name, small.name),
+                                                            ("missing/int8", small.name)])
+    assert "## At equal latency: compressed large model vs trained small model" in text
+    assert (f"| {large.name} | 81.00 | 0.280 (0.280-0.280) | {small.name} | 79.00 | "
+            "0.300 (0.290-0.310) | +2.00 |") in text
+    assert "missing/int8" not in text
+
+
+def test_latency_budgets_come_from_the_named_models_int8_timing(tmp_path):
+    """run_quick compresses albert_small at albert_mini's measured int8 latency (and 1.5x
+    less): the compress stage waits for that timing and turns it into the budget, timed at
+    the pipeline's own shape and threads."""
+    from albert_tf.compression.compression_config import build_compression_config
+    from albert_tf.pipeline.driver import Paths, all_stages
+    config = load_pipeline_config("run_quick", [f"output_dir={tmp_path}"])
+    stages = {s.name: s for s in all_stages(config, Paths(config.output_dir))}
+    timing = tmp_path / "export" / "albert_mini" / "int8_latency.json"
+    timing.parent.mkdir(parents=True)
+    timing.write_text(json.dumps([{"median_ms": 0.6}]))
+    for name, budget in (("at_albert_mini", 0.6), ("at_albert_mini_x1.5", 0.4)):
+        stage = stages[f"compress_albert_small+{name}"]
+        assert "time_albert_mini__int8" in stage.needs
+        resolved = build_compression_config([stage.argv()[-1].split("=", 1)[1]])
+        assert resolved.speedup.latency_budget_ms == pytest.approx(budget)
+        assert resolved.speedup.seq_length == config.export.seq_length
+        assert resolved.speedup.threads == config.export.threads
+        assert resolved.structured.schedule == "polynomial_decay"
+        assert resolved.structured.train_steps == config.compress.latency_steps
+        assert resolved.stages == ["structured"]
+        assert [s for s in stages if s.startswith(f"export_albert_small+{name}__")] == \
+            [f"export_albert_small+{name}__int8"]
+
+
+@pytest.mark.parametrize("override, message", [
+    ("compress.latency_of=[bert_base]", "not in pretrain.models"),
+    ("compress.latency_factors=[0.5]", "factors >= 1"),
+    ("export.quantizations=[dynamic]", "add int8 to export.quantizations"),
+])
+def test_bad_latency_budgets_fail_naming_the_key(tmp_path, override, message):
+    with pytest.raises(ConfigValueError, match=message):
+        load_pipeline_config("run_quick", [f"output_dir={tmp_path}", override])
+
+
 def test_report_files_are_written(tmp_path):
     artifacts = [_artifact("a", 0.8, 2.0, 3.0), _artifact("b", 0.85, 4.0, 1.0)]
     curves = {"small": [(10.0, 7.0), (60.0, 5.5)], "large": [(10.0, 7.2), (60.0, 5.0)]}
@@ -135,7 +199,8 @@ def test_a_final_test_with_nothing_exported_fails_before_anything_runs(tmp_path)
     from albert_tf.pipeline.driver import run_pipeline
     config = load_pipeline_config("run_quick", [f"output_dir={tmp_path / 'run'}",
                                                 "export.quantizations=[]",
-                                                "compress.prune_sparsities=[]"])
+                                                "compress.prune_sparsities=[]",
+                                                "compress.latency_of=[]"])
     with pytest.raises(ConfigValueError, match="final_test: nothing is exported"):
         run_pipeline(config, echo=lambda s: None)
     assert not (tmp_path / "run").exists()
@@ -344,6 +409,46 @@ def test_tiny_run_compresses_exports_reports_and_resumes(tmp_path, data_dir):
     run_pipeline(config, echo=messages.append)
     assert any(m.startswith(f"[skip] compress_{candidate} ") for m in messages), messages
     assert not [m for m in messages if m.startswith("[run ]")], messages
+
+
+@pytest.mark.slow
+def test_tiny_run_compresses_to_a_measured_latency_and_times_in_rounds(tmp_path, data_dir):
+    """compress.latency_of on a tiny run: the model compressed to its own int8 export's
+    measured latency divided by 1.5 (a shape timed on this CPU), exported at int8, every
+    export then timed in interleaved rounds; the report compares at equal latency."""
+    from tests.compression_fixtures import tiny_model_dir, tiny_sst2_dir
+    from albert_tf.pipeline.driver import Paths, run_pipeline
+    config = PipelineConfig(output_dir=str(tmp_path / "run"),
+                            data_dir=tiny_sst2_dir(str(tmp_path / "data"), data_dir, 96, 32,
+                                                   test=16))
+    config.pretrain.models = ["albert_tiny"]
+    config.compress.prune_sparsities = []
+    config.compress.structured = config.compress.distill = config.compress.qat = False
+    config.compress.latency_of, config.compress.latency_factors = ["albert_tiny"], [1.5]
+    config.compress.latency_steps = 12
+    config.export.quantizations, config.export.seq_length = ["int8"], 32
+    config.export.timing_seconds, config.export.timing_rounds = 0.3, 3
+    paths = Paths(config.output_dir)
+    finetuned = tiny_model_dir(paths.finetuned_model("albert_tiny"), max_seq_length=32)
+    _seed_finished_stages(tmp_path / "run", "albert_tiny", finetuned)
+
+    run_pipeline(config, echo=lambda s: None)
+    stages = tmp_path / "run" / "stages"
+    candidate = "albert_tiny+at_albert_tiny_x1.5"
+    baseline = json.loads((tmp_path / "run" / "export" / "albert_tiny" /
+                           "int8_latency.json").read_text())[0]["median_ms"]
+    result = json.loads((stages / f"compress_{candidate}.json").read_text())
+    assert result["latency_budget_ms"] == pytest.approx(baseline / 1.5)
+    assert result["speedup"]["chosen"]["latency_ms"] <= result["latency_budget_ms"]
+    rounds = json.loads((stages / "timing_rounds.json").read_text())
+    assert rounds["rounds"] == 3 and len(rounds["rows"]) == 2
+    report = json.loads((tmp_path / "run" / "report" / "report.json").read_text())
+    names = {a["name"]: a for a in report["artifacts"]}
+    assert set(names) == {"albert_tiny/int8", f"{candidate}/int8"}
+    for artifact in names.values():
+        assert artifact["latency_low"] <= artifact["latency_ms"] <= artifact["latency_high"]
+    text = (tmp_path / "run" / "report" / "report.md").read_text()
+    assert f"| {candidate}/int8 |" in text.split("## At equal latency")[1]
 
 
 def test_albert_vs_bert_plans_a_wordpiece_vocabulary_for_bert(tmp_path):

@@ -128,3 +128,21 @@ structured: {{schedule: polynomial_decay, head_fraction: 0.5, ffn_fraction: 0.5,
     with open(tmp_path / "out" / "report.json", encoding="utf-8") as f:
         assert json.load(f)["structured"]["params_after"] == model.count_params()
     assert os.path.isfile(tmp_path / "out" / "model" / "config.json")
+
+
+def test_distilling_a_regression_model_is_refused_before_anything_loads(tmp_path):
+    """The structured stage distils with a classification loss: a regression model's
+    task.json says so before TensorFlow or the latency search start."""
+    from albert_tf.compression.compression_config import check_run
+    from albert_tf.config import load_config
+    init = tmp_path / "stsb"
+    init.mkdir()
+    load_config("albert_mini").to_json(str(init / "config.json"))
+    (init / "task.json").write_text(json.dumps({"task": "stsb", "head": "regression"}))
+    config = build_compression_config(["compress_sst2_speedup"])
+    config.init_model, config.model_dir = str(init), str(tmp_path / "out")
+    with pytest.raises(CompressionConfigError, match="regression tasks"):
+        check_run(config)
+    config.structured.distill_alpha = 0.0
+    check_run(config)
+    assert not (tmp_path / "out").exists()

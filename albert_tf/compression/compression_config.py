@@ -517,6 +517,13 @@ def check_model_fits(config: CompressionConfig) -> None:
     path = os.path.join(config.init_model, "config.json")
     if "structured" not in config.stages or not os.path.isfile(path):
         return
+    s = config.structured
+    if (s.distill_alpha or s.distill_hidden_weight) and _task_head(config.init_model) == \
+            "regression":
+        raise CompressionConfigError(
+            "structured.distill_alpha: distillation of regression tasks is not supported yet; "
+            "pass --params_override=structured.distill_alpha=0,structured.distill_hidden_"
+            "weight=0.")
     try:
         model_config = load_config(path)
     except ValueError:          # a broken config.json: loading the model says what is wrong
@@ -525,6 +532,17 @@ def check_model_fits(config: CompressionConfig) -> None:
         check_space(model_config, config.speedup)
         return
     structured_stage_config(model_config, config.structured)
+
+
+def _task_head(model_dir: str) -> str:
+    """The ``head`` of ``model_dir``'s task.json ("" when it cannot be read: loading the
+    model says why)."""
+    import json
+    try:
+        with open(os.path.join(model_dir, "task.json"), encoding="utf-8") as f:
+            return str(json.load(f).get("head", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
 
 
 def run_inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:

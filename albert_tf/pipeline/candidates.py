@@ -56,12 +56,16 @@ class Compression:
         ``distillation``, ``qat``).
       sparsity: the final sparsity (pruning only).
       block_size: ``pruning.block_size`` (pruning only; "" = unstructured).
+      budget_of: the model whose int8 export's measured latency, divided by ``factor``,
+        is the latency budget (``compress_sst2_speedup``; "" = none).
     """
 
     label: str
     stage: str
     sparsity: float = 0.0
     block_size: str = ""
+    budget_of: str = ""
+    factor: float = 1.0
 
     def candidate(self, model: str) -> str:
         return f"{model}+{self.label}"
@@ -77,7 +81,17 @@ def compressions(compress: CompressConfig) -> list[Compression]:
                                   (compress.qat, "qat", "qat")):
         if enabled:
             out.append(Compression(label, stage))
+    for model in compress.latency_of:
+        for factor in compress.latency_factors:
+            label = f"at_{model}" + (f"_x{factor:g}" if factor != 1 else "")
+            out.append(Compression(label, "structured", budget_of=model, factor=factor))
     return out
+
+
+def latency_file(export_dir_of, model: str) -> str:
+    """Where the int8 export of ``model`` records its latency (the pipeline's
+    ``export/<model>/int8_latency.json``; ``export_dir_of(*parts)`` makes the path)."""
+    return export_dir_of("export", model, "int8_latency.json")
 
 
 def prune_block(compress: CompressConfig) -> str:
@@ -94,7 +108,10 @@ def compressed_models(config: PipelineConfig) -> list[str]:
 
 def export_quantizations(config: PipelineConfig, compression: Compression) -> list[str]:
     """TFLite exports of a compressed model: the recipe(s) of `albert_tf.export.quantization`
-    that convert a quantization-aware model (``qat``) for QAT, else the configured ones."""
+    that convert a quantization-aware model (``qat``) for QAT, int8 for a latency budget
+    (what its shape was timed as), else the configured ones."""
+    if compression.budget_of:
+        return ["int8"]
     if compression.stage == "qat":
         from albert_tf.export import quantization as recipes
         return list(recipes.qat_names())
@@ -120,9 +137,13 @@ def training_steps(seconds: float, steps_per_second: float, stage: str) -> int:
     return max(1, int(train_seconds * steps_per_second / STEP_COST[stage]))
 
 
-def stage_steps(compress: CompressConfig, steps_per_second: float | None, stage: str) -> int:
-    """The optimizer steps of one compression stage: ``compress.steps``, else
-    ``compress.seconds`` at ``steps_per_second`` (`training_steps`)."""
+def stage_steps(compress: CompressConfig, steps_per_second: float | None, stage: str,
+                budget: bool = False) -> int:
+    """The optimizer steps of one compression stage: ``compress.latency_steps`` for a
+    latency budget (``budget``) when set, ``compress.steps``, else ``compress.seconds`` at
+    ``steps_per_second`` (`training_steps`)."""
+    if budget and compress.latency_steps > 0:
+        return compress.latency_steps
     if compress.steps > 0:
         return compress.steps
     return training_steps(compress.seconds, steps_per_second or 1.0, stage)
@@ -173,6 +194,8 @@ def write_student(compress: CompressConfig, model: str, out_dir: str) -> None:
 def stage_settings(config: PipelineConfig, compression: Compression, model: str, steps: int,
                    out_dir: str) -> dict[str, Any]:
     """The pipeline's overrides of the compression stage's own section."""
+    if compression.budget_of:      # the recipe's schedule, fitted to the steps
+        return {**pruning_schedule(steps), "schedule": "polynomial_decay"}
     if compression.stage == "pruning":
         block = {"block_size": compression.block_size} if compression.block_size else {}
         return {"schedule": "polynomial_decay", "initial_sparsity": 0.0,
@@ -185,19 +208,34 @@ def stage_settings(config: PipelineConfig, compression: Compression, model: str,
     return {"train_steps": steps}
 
 
+def speedup_settings(config: PipelineConfig, budget_ms: float, out_dir: str) -> dict[str, Any]:
+    """The latency search of a ``latency_of`` compression: the budget, timed as the
+    pipeline times its exports (batch 1, ``export.seq_length``, ``export.threads``), the
+    timings cached beside the compress runs (``compress/latency_cache``)."""
+    return {"latency_budget_ms": budget_ms, "batch_size": 1,
+            "seq_length": config.export.seq_length, "threads": config.export.threads,
+            "cache_dir": os.path.join(os.path.dirname(os.path.abspath(out_dir)),
+                                      "latency_cache")}
+
+
 def compression_config(config: PipelineConfig, compression: Compression, model: str,
-                       steps: int, init_model: str, out_dir: str):
-    """The validated `CompressionConfig` of one compression stage."""
+                       steps: int, init_model: str, out_dir: str, budget_ms: float = 1.0):
+    """The validated `CompressionConfig` of one compression stage (``budget_ms``: the
+    latency budget of a ``latency_of`` compression)."""
     from albert_tf.compression.compression_config import build_compression_config, validate
     candidate = compression.candidate(model)
+    base = "compress_sst2_speedup" if compression.budget_of else \
+        BASE_CONFIGS[compression.stage]
     try:
-        result = build_compression_config([BASE_CONFIGS[compression.stage]])
+        result = build_compression_config([base])
         override_params(result, {
             "init_model": init_model, "model_dir": out_dir, "stages": [compression.stage],
             "seed": config.seed, "export": {"tflite": False},
             "data": {"data_dir": os.path.abspath(config.data_dir),
                      "batch_size": config.finetune.batch_size},
             compression.stage: stage_settings(config, compression, model, steps, out_dir)})
+        if compression.budget_of:
+            override_params(result, {"speedup": speedup_settings(config, budget_ms, out_dir)})
         validate(result)
     except ValueError as e:      # ConfigValueError and CompressionConfigError
         raise ConfigValueError(f"compress ({candidate}): {e}") from None
@@ -217,5 +255,6 @@ def check_compression_configs(config: PipelineConfig) -> None:
     written), so that a bad combination fails before the first stage runs."""
     for model in compressed_models(config):
         for compression in compressions(config.compress):
-            steps = stage_steps(config.compress, 1.0, compression.stage)
+            steps = stage_steps(config.compress, 1.0, compression.stage,
+                                bool(compression.budget_of))
             compression_config(config, compression, model, steps, "finetuned", "out")

@@ -304,18 +304,22 @@ def compress_stage(config: PipelineConfig, paths: Paths, model: str,
     def command() -> list[str]:
         from albert_tf import outputs    # the compress run's directory, prepared by us
         outputs.mark_run_directory(out, outputs.RUN_KINDS["albert-tf-compress"])
-        fixed = config.compress.steps > 0
+        budget = bool(compression.budget_of)
+        fixed = config.compress.steps > 0 or (budget and config.compress.latency_steps > 0)
         speed = None if fixed else steps_per_second(config, paths, model)
-        steps = compress_lib.stage_steps(config.compress, speed, compression.stage)
+        steps = compress_lib.stage_steps(config.compress, speed, compression.stage, budget)
+        budget_ms = latency_budget(paths, compression) if budget else 1.0
         settings = compress_lib.compression_config(config, compression, model, steps,
-                                                   paths.finetuned_model(model), out)
+                                                   paths.finetuned_model(model), out,
+                                                   budget_ms)
         config_file = compress_lib.write_compression_config(
             os.path.join(out, "compression.yaml"), settings)
         if compression.stage == "distillation":
             compress_lib.write_student(config.compress, model, out)
         write_json(os.path.join(out, "budget.json"), {
             "budget_seconds": config.compress.seconds, "steps_per_second": speed,
-            "steps": steps, "budget": "steps" if fixed else "seconds"})
+            "steps": steps, "budget": "steps" if fixed else "seconds",
+            "latency_budget_ms": budget_ms if budget else None})
         return python_module("albert_tf.bin.compress", f"--config_file={config_file}")
 
     def collect() -> dict[str, Any]:
@@ -323,10 +327,20 @@ def compress_stage(config: PipelineConfig, paths: Paths, model: str,
         return {**_read_json(os.path.join(out, "budget.json")), "method": compression.label,
                 "model_dir": report["model_dir"], "dev": report["dev"][compression.stage],
                 "params": report.get("params"),
-                "sparsity": report.get("sparsity", {}).get("total")}
+                "sparsity": report.get("sparsity", {}).get("total"),
+                "speedup": report.get("speedup")}
 
+    needs = (f"finetune_{model}",) + ((f"time_{compression.budget_of}__int8",)
+                                      if compression.budget_of else ())
     return Stage(f"compress_{compression.candidate(model)}", command, collect=collect,
-                 needs=(f"finetune_{model}",))
+                 needs=needs)
+
+
+def latency_budget(paths: Paths, compression: compress_lib.Compression) -> float:
+    """The latency budget of a ``compress.latency_of`` compression: the measured median of
+    the named model's int8 export (its ``time_`` stage), divided by the factor."""
+    timing = _read_json(compress_lib.latency_file(paths, compression.budget_of))[0]
+    return float(timing["median_ms"]) / compression.factor
 
 
 def compression_stages(config: PipelineConfig, paths: Paths, model: str) -> list[Stage]:
@@ -361,14 +375,58 @@ def collect_artifacts(config: PipelineConfig, runner: StageRunner) -> list[Artif
         model_file = os.path.join(export["export_dir"], "model.tflite")
         # runs before the sparse exports recorded no quantization: the label is it
         quantization = export.get("quantization", label)
+        rounds = results.get(TIMING_ROUNDS, {}).get("rows", {}).get(export["export_dir"])
+        latency = rounds or {"median_ms": timing["median_ms"]}
         artifacts.append(Artifact(
             name=f"{candidate}/{label}", model=model, method=method or "dense",
             runtime=targets.export_label("tflite", quantization,
                                          sparse=bool(export.get("sparse_weights"))),
             accuracy=float(result["accuracy"]),
-            latency_ms=float(timing["median_ms"]),
-            size_mib=os.path.getsize(model_file) / 2**20))
+            latency_ms=float(latency["median_ms"]),
+            size_mib=os.path.getsize(model_file) / 2**20,
+            latency_low=latency.get("low_ms"), latency_high=latency.get("high_ms")))
     return artifacts
+
+
+TIMING_ROUNDS = "timing_rounds"     # the stage that times every export in interleaved rounds
+
+
+def timing_rounds_stage(config: PipelineConfig, paths: Paths, runner: StageRunner,
+                        stages: list[Stage]) -> Stage:
+    """Every export timed together in ``export.timing_rounds`` interleaved rounds
+    (`albert_tf.benchmark.tflite_export.benchmark_rounds`): the drift of a shared machine
+    falls on all of them alike. Recorded like every stage (``rows``: per export directory,
+    the median and spread of its round medians)."""
+    out = paths("export", "interleaved_latency.json")
+    rounds, export = config.export.timing_rounds, config.export
+
+    def command() -> list[str]:
+        results = runner.results()
+        dirs = [results[s.name]["export_dir"] for s in stages if s.name.startswith("export_")]
+        return python_module("albert_tf.benchmark.tflite_export",
+                             *[f"--model={d}" for d in dirs], f"--rounds={rounds}",
+                             f"--threads={export.threads}", f"--runs={3 * rounds}",
+                             f"--min_seconds={export.timing_seconds}", f"--json={out}",
+                             "--overwrite")
+
+    def collect() -> dict[str, Any]:
+        return {"rounds": rounds, "rows": {
+            r["model"]: {"median_ms": r["median_ms"], "low_ms": r["low_ms"],
+                         "high_ms": r["high_ms"]} for r in _read_json(out)}}
+
+    return Stage(TIMING_ROUNDS, command, collect=collect,
+                 needs=tuple(s.name for s in stages if s.name.startswith("time_")))
+
+
+def equal_latency_pairs(config: PipelineConfig) -> list[tuple[str, str]]:
+    """(compressed artifact, the model it was budgeted against) for the report."""
+    pairs = []
+    for model in compress_lib.compressed_models(config):
+        for compression in compress_lib.compressions(config.compress):
+            if compression.budget_of:
+                pairs.append((f"{compression.candidate(model)}/int8",
+                              f"{compression.budget_of}/int8"))
+    return pairs
 
 
 def collect_compressions(results: dict[str, dict[str, Any]]) -> list[CompressionRun]:
@@ -443,12 +501,15 @@ def report_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) -> S
         meta = {"experiment output": paths.root, "task": config.finetune.task,
                 **budget_meta(config, results),
                 "latency": f"TFLite, batch 1, seq {config.export.seq_length}, "
-                           f"{config.export.threads} threads, median"}
+                           f"{config.export.threads} threads, " + (
+                               f"median of {config.export.timing_rounds} interleaved rounds' "
+                               "medians (spread: their lowest-highest)"
+                               if TIMING_ROUNDS in results else "median")}
         for name, r in sorted(results.items()):
             if name.startswith("finetune_"):
                 meta[f"{name} best dev {r['best']['metric']}"] = round(r["best"]["value"], 4)
         write_report(paths("report"), artifacts, curves, meta, collect_compressions(results),
-                     results.get("final_test"))
+                     results.get("final_test"), equal_latency_pairs(config))
         return {"report": paths("report", "report.md"), "artifacts": len(artifacts)}
     return Stage("report", None, collect=collect)
 
@@ -537,6 +598,8 @@ def run_pipeline(config: PipelineConfig, echo: Callable[[str], None] = print) ->
     runner = StageRunner(paths.root, echo=echo)
     for stage in stages:
         runner.run(stage)
+    if config.export.timing_rounds and any(s.name.startswith("export_") for s in stages):
+        runner.run(timing_rounds_stage(config, paths, runner, stages))
     if config.final_test.enabled:
         runner.run(final_test_stage(config, paths, runner))
     # The report is rebuilt on every run from whatever stages have finished.

@@ -30,6 +30,13 @@ class Artifact:
     latency_ms: float  # batch 1, fixed sequence length, 2 threads
     size_mib: float    # file size (gzip size for sparse models where noted)
     notes: str = ""
+    latency_low: float | None = None    # the spread of the interleaved rounds' medians
+    latency_high: float | None = None   # (None: timed once, no spread)
+
+    @property
+    def latency_range(self) -> tuple[float, float]:
+        return (self.latency_low if self.latency_low is not None else self.latency_ms,
+                self.latency_high if self.latency_high is not None else self.latency_ms)
 
     @property
     def label(self) -> str:
@@ -66,12 +73,40 @@ def pareto_front(artifacts: Sequence[Artifact]) -> list[Artifact]:
 
 def choose_final(artifacts: Sequence[Artifact], max_dev_drop: float) -> Artifact:
     """The artifact to ship: the fastest whose dev accuracy is at most ``max_dev_drop``
-    points below the best one's (ties: the more accurate). Always on the Pareto front."""
+    points below the best one's; artifacts whose latency spreads (the interleaved rounds'
+    lowest and highest medians) overlap the fastest's are ties, and of those the more
+    accurate wins (then the faster median)."""
     if not artifacts:
         raise ValueError("no scored and timed artifacts to choose from")
     floor = max(a.accuracy for a in artifacts) - max_dev_drop / 100 - 1e-9
-    return min((a for a in artifacts if a.accuracy >= floor),
-               key=lambda a: (a.latency_ms, -a.accuracy))
+    eligible = [a for a in artifacts if a.accuracy >= floor]
+    fastest = min(eligible, key=lambda a: (a.latency_ms, -a.accuracy))
+    low, high = fastest.latency_range
+    ties = [a for a in eligible if a.latency_range[0] <= high and a.latency_range[1] >= low]
+    return max(ties, key=lambda a: (a.accuracy, -a.latency_ms))
+
+
+def equal_latency_lines(artifacts: Sequence[Artifact], pairs: Sequence[tuple[str, str]]
+                        ) -> list[str]:
+    """The report's answer to "at the small model's latency, does the compressed large
+    model beat it?": per ``(compressed artifact, reference artifact)`` pair, both rows."""
+    by_name = {a.name: a for a in artifacts}
+    rows = [(by_name[c], by_name[r]) for c, r in pairs if c in by_name and r in by_name]
+    if not rows:
+        return []
+    lines = ["## At equal latency: compressed large model vs trained small model", "",
+             "| artifact | dev acc % | latency ms (spread) | vs | dev acc % | latency ms "
+             "(spread) | accuracy gain (points) |", "|---|---:|---:|---|---:|---:|---:|"]
+    for c, r in rows:
+        lines.append(f"| {c.name} | {100 * c.accuracy:.2f} | {_latency(c)} | {r.name} | "
+                     f"{100 * r.accuracy:.2f} | {_latency(r)} | "
+                     f"{100 * (c.accuracy - r.accuracy):+.2f} |")
+    return lines + [""]
+
+
+def _latency(a: Artifact) -> str:
+    low, high = a.latency_range
+    return f"{a.latency_ms:.3f} ({low:.3f}-{high:.3f})"
 
 
 def final_lines(final: dict | None) -> list[str]:
@@ -169,7 +204,8 @@ def compression_lines(runs: Sequence[CompressionRun]) -> list[str]:
 
 def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, float]]],
              meta: dict, compressions: Sequence[CompressionRun] = (),
-             final: dict | None = None) -> str:
+             final: dict | None = None,
+             equal_latency: Sequence[tuple[str, str]] = ()) -> str:
     front = {a.name for a in pareto_front(artifacts)}
     lines = ["# Train large, then compress: report", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
@@ -183,21 +219,24 @@ def markdown(artifacts: Sequence[Artifact], curves: dict[str, list[tuple[float, 
     lines += ["", "![MLM loss vs wall-clock](pretraining_curves.png)", ""]
     lines += compression_lines(compressions)
     lines += ["## Artifacts (SST-2 dev)", "",
-              "| artifact | model | method | runtime | dev acc % | latency ms | size MiB | Pareto |",
+              "| artifact | model | method | runtime | dev acc % | latency ms (spread) | "
+              "size MiB | Pareto |",
               "|---|---|---|---|---:|---:|---:|:-:|"]
     for a in sorted(artifacts, key=lambda a: a.latency_ms):
         lines.append(f"| {a.name} | {a.model} | {a.method} | {a.runtime} | "
-                     f"{100 * a.accuracy:.2f} | {a.latency_ms:.2f} | {a.size_mib:.2f} | "
+                     f"{100 * a.accuracy:.2f} | {_latency(a)} | {a.size_mib:.2f} | "
                      f"{'*' if a.name in front else ''} |")
     lines += ["", "![accuracy vs latency](accuracy_vs_latency.png)",
               "![accuracy vs size](accuracy_vs_size.png)", ""]
+    lines += equal_latency_lines(artifacts, equal_latency)
     lines += final_lines(final)
     return "\n".join(lines)
 
 
 def write_report(output_dir: str, artifacts: Sequence[Artifact],
                  curves: dict[str, list[tuple[float, float]]], meta: dict,
-                 compressions: Sequence[CompressionRun] = (), final: dict | None = None) -> str:
+                 compressions: Sequence[CompressionRun] = (), final: dict | None = None,
+                 equal_latency: Sequence[tuple[str, str]] = ()) -> str:
     os.makedirs(output_dir, exist_ok=True)
     plot_pretraining_curves(os.path.join(output_dir, "pretraining_curves.png"), curves)
     if artifacts:
@@ -205,7 +244,7 @@ def write_report(output_dir: str, artifacts: Sequence[Artifact],
                       "latency_ms", "latency, batch 1 (ms)")
         plot_tradeoff(os.path.join(output_dir, "accuracy_vs_size.png"), artifacts,
                       "size_mib", "model file size (MiB)")
-    text = markdown(artifacts, curves, meta, compressions, final)
+    text = markdown(artifacts, curves, meta, compressions, final, equal_latency)
     with open(os.path.join(output_dir, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)
     with open(os.path.join(output_dir, "report.json"), "w", encoding="utf-8") as f:

@@ -140,6 +140,15 @@ class CompressConfig:
         ``none`` runs 1x4 blocks = ``prune_block_size`` 4x1 or 16x1, ``int8`` 1x16 =
         16x1), scored and timed on LiteRT's builtin kernels; labelled
         ``<quantization>_sparse``.
+      latency_of: models whose int8 TFLite export's measured latency is a budget: each
+        model of ``models`` is compressed with ``compress_sst2_speedup`` (structured
+        pruning on a schedule with distillation, the shape chosen from latencies timed on
+        this CPU: ``albert-tf-compress --latency_budget_ms``) to run within it, a candidate
+        ``at_<model>`` exported at int8: "at the small model's latency, does the compressed
+        large model beat it?" (needs ``int8`` in ``export.quantizations``).
+      latency_factors: budgets per model of ``latency_of``: its latency divided by each
+        factor (>= 1; 1 = the same latency, 2 = twice as fast; ``at_<model>_x<factor>``).
+      latency_steps: optimizer steps of each of those compressions (0 = as every stage).
     """
 
     models: list[str] = dataclasses.field(default_factory=list)
@@ -154,23 +163,32 @@ class CompressConfig:
     steps_per_second: float = 0.0
     quantizations: list[str] = dataclasses.field(default_factory=list)
     sparse_weights: bool = False
+    latency_of: list[str] = dataclasses.field(default_factory=list)
+    latency_factors: list[float] = dataclasses.field(default_factory=lambda: [1.0])
+    latency_steps: int = 0
 
     @property
     def enabled(self) -> bool:
         """Whether any compression is asked for."""
-        return bool(self.prune_sparsities or self.structured or self.distill or self.qat)
+        return bool(self.prune_sparsities or self.structured or self.distill or self.qat
+                    or self.latency_of)
 
 
 @dataclasses.dataclass
 class ExportConfig:
     """TFLite exports of every model; each is timed at batch 1, ``seq_length`` tokens,
-    ``threads`` threads, for at least 30 runs and ``timing_seconds`` seconds."""
+    ``threads`` threads, for at least 30 runs and ``timing_seconds`` seconds; then all of
+    them together in ``timing_rounds`` interleaved rounds (each round runs every export in
+    turn, the order rotating; 0 = no such stage): the report's latencies are the medians of
+    the round medians, with their spread, and the final choice treats latencies whose
+    spreads overlap as ties."""
 
     quantizations: list[str] = dataclasses.field(default_factory=lambda: [
         "none", "dynamic", "int8"])
     seq_length: int = 64
     threads: int = 2
     timing_seconds: float = 2.0
+    timing_rounds: int = 5
 
 
 @dataclasses.dataclass
@@ -278,6 +296,9 @@ def validate(config: PipelineConfig) -> None:
                 f"{section}.validation_interval={values.validation_interval}: give the "
                 "steps between evaluations, a positive number (e.g. 100).")
     _check_quantizations("export.quantizations", config.export.quantizations)
+    if config.export.timing_rounds < 0:
+        raise ConfigValueError(f"export.timing_rounds={config.export.timing_rounds}: give the "
+                               "interleaved timing rounds (e.g. 5), or 0 for none.")
     _check_compress(config.compress, config.pretrain.models, config.export.quantizations)
     if not 0 <= config.final_test.max_dev_drop <= 100:
         raise ConfigValueError(
@@ -358,6 +379,24 @@ def _check_sparse_weights(compress: CompressConfig, export_quantizations: list[s
             f"sparse kernels: {sparsity.runs_on()} (prune_block_size Nx1 for 1xN).")
 
 
+def _check_latency_of(compress: CompressConfig, models: list[str],
+                      export_quantizations: list[str]) -> None:
+    """``compress.latency_of`` names pretrained models whose int8 export is timed."""
+    unknown = [m for m in compress.latency_of if m not in models]
+    if unknown:
+        raise ConfigValueError(f"compress.latency_of: {unknown} are not in pretrain.models "
+                               f"{models}; name the models whose latency is the budget.")
+    if compress.latency_of and "int8" not in export_quantizations:
+        raise ConfigValueError("compress.latency_of: the budget is the measured latency of "
+                               "the model's int8 export; add int8 to export.quantizations.")
+    if compress.latency_steps < 0:
+        raise ConfigValueError("compress.latency_steps: must be >= 0 (0 = compress.steps).")
+    bad = [f for f in compress.latency_factors if not f >= 1.0]
+    if bad or (compress.latency_of and not compress.latency_factors):
+        raise ConfigValueError(f"compress.latency_factors: {compress.latency_factors}: give "
+                               "factors >= 1 (1 = the same latency, 2 = twice as fast).")
+
+
 def _check_compress(compress: CompressConfig, models: list[str],
                     export_quantizations: list[str]) -> None:
     for sparsity in compress.prune_sparsities:
@@ -383,6 +422,7 @@ def _check_compress(compress: CompressConfig, models: list[str],
         raise ConfigValueError("compress.steps_per_second: must be >= 0 (0 = measured from "
                                "the finetuning).")
     _check_quantizations("compress.quantizations", compress.quantizations)
+    _check_latency_of(compress, models, export_quantizations)
     if compress.distill and compress.distill_student:
         from albert_tf.config import load_config
         try:
