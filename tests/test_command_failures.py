@@ -24,6 +24,7 @@ import dataclasses
 import json
 import os
 import py_compile
+import re
 import shutil
 import subprocess
 import sys
@@ -61,12 +62,19 @@ class Case:
     env: tuple[tuple[str, str], ...] = ()
     before_tf: bool = False
     read_only_cwd: bool = False
+    timed: bool = False
 
 
 def case(id: str, script: str, args: str | tuple, *expect: str, before_tf: bool = False,
-         read_only_cwd: bool = False, **environment: str) -> Case:
+         read_only_cwd: bool = False, timed: bool = False, **environment: str) -> Case:
+    """``timed``: the line holds figures measured on this machine (speedups, latencies),
+    shown as ``N`` in the docs' table so that it is the same on every run."""
     args = tuple(args.split()) if isinstance(args, str) else tuple(args)
-    return Case(id, script, args, expect, tuple(environment.items()), before_tf, read_only_cwd)
+    return Case(id, script, args, expect, tuple(environment.items()), before_tf, read_only_cwd,
+                timed)
+
+
+MEASURED = re.compile(r"\d+\.\d+(x| ms)")   # a timed case's figures (`Case.timed`)
 
 
 # Runs the console script named by argv[1] with the rest of argv, with any import of
@@ -702,7 +710,7 @@ CASES = [
          f"--target_speedup=1000 --params_override=speedup.seq_length=16,speedup.rounds=2,"
          f"speedup.round_seconds=0.05,speedup.cache_dir=/dev/null/cache {DATA}",
          "--target_speedup=1000: not reachable on tflite_int8 at 1x16", "reaches",
-         "nothing was written"),
+         "nothing was written", timed=True),
     case("finetune-custom-file-in-neither-place", "albert-tf-finetune",
          f"--task=mine --model_dir=out {TINY} {DATA} "
          "--params_override=task.train_file=train.tsv",
@@ -1014,7 +1022,10 @@ def markdown(results: list[Result], values: dict[str, str], work: str) -> str:
         if r.case.env:
             command = " ".join(f"{k}={_fill(v, values)}" for k, v in r.case.env) + " " + command
         lines = [line for line in r.err.splitlines() if line.strip()]
-        rows.append(f"| {short(command)} | {r.code} | {short(' / '.join(lines))} |")
+        line = " / ".join(lines)
+        if r.case.timed:
+            line = MEASURED.sub(r"N\1", line)
+        rows.append(f"| {short(command)} | {r.code} | {short(line)} |")
     return "\n".join(rows) + "\n"
 
 

@@ -444,7 +444,8 @@ def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) 
     test split, once: a recorded stage, so a rerun reports the same choice and score."""
     drop = config.final_test.max_dev_drop
     choice_file, scores = paths("final_test", "choice.json"), paths("final_test", "test.json")
-    rule = (f"the fastest artifact within {drop:g} points of the best dev accuracy, chosen "
+    rule = (f"the fastest artifact within {drop:g} points of the best dev accuracy (latencies "
+            "inside each other's interleaved-round spread are ties: the more accurate), chosen "
             "before test was read")
 
     def command() -> list[str]:
