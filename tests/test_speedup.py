@@ -178,3 +178,17 @@ speedup: {{target_speedup: 1.3, seq_length: 32, rounds: 3, round_seconds: 0.05,
     assert all(t.cached for t in again.timed)
     assert again.timing.shape == choice.timing.shape
     assert second.structured == first.structured
+
+
+def test_a_target_whose_runtime_is_not_installed_is_one_line(monkeypatch):
+    """--target=ir_int8 without OpenVINO: refused when the config is checked (a found/not
+    found lookup: nothing imported), naming the extra that installs it."""
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "openvino" else real(name, *a))
+    with pytest.raises(CompressionConfigError, match=r"its runtime \(openvino\) is not "
+                       r"installed; pip install 'albert-tf\[openvino\]'"):
+        build_compression_config(params_overrides=[
+            "stages=[structured],speedup.target_speedup=2,speedup.target=ir_int8"])
+    build_compression_config(params_overrides=["stages=[structured],speedup.target=ir_int8"])

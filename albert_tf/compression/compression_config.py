@@ -29,8 +29,8 @@ from albert_tf import hyperparams, outputs
 from albert_tf.config import AlbertConfig
 from albert_tf.compression.errors import CompressionConfigError
 from albert_tf.hyperparams import ConfigValueError  # noqa: F401  (the config layer's, re-exported)
-from albert_tf.compression.speedup_space import (SPEEDUP_PARTS, SpeedupConfig, check_space,
-                                                 check_target)
+from albert_tf.compression.speedup_space import (SPEEDUP_PARTS, SpeedupConfig, check_runtime,
+                                                 check_space, check_target)
 from albert_tf.training.experiment_config import OptimizerConfig
 
 STAGES = ("structured", "distillation", "pruning", "qat")
@@ -647,6 +647,8 @@ def validate_speedup(config: CompressionConfig) -> None:
                                          f"{getattr(p, key)}.")
     if p.round_seconds <= 0:
         raise CompressionConfigError("speedup.round_seconds: must be > 0.")
+    if p.active:
+        check_runtime(p.target)
     if p.active and "structured" not in config.stages:
         raise CompressionConfigError(
             "--target_speedup / --latency_budget_ms: the structured stage removes what the "

@@ -177,8 +177,15 @@ class ShapeTimer:
         builder = ArtifactBuilder(model_dir, os.path.join(self.work_dir, name, "artifact"),
                                   self.data_dir, echo=lambda _: None,
                                   calibration_file=self.calibration_file)
-        runtime, path = builder.artifact(self.cfg.target,
-                                         [(self.cfg.batch_size, self.cfg.seq_length)])
+        try:
+            runtime, path = builder.artifact(self.cfg.target,
+                                             [(self.cfg.batch_size, self.cfg.seq_length)])
+        except ModuleNotFoundError as e:   # an exporter of the target's extra
+            from albert_tf.benchmark import targets
+            extra = targets.get(self.cfg.target).extra
+            raise SpeedupError(f"--target={self.cfg.target}: {e.name or e} is not installed; "
+                               + (f"pip install 'albert-tf[{extra}]'" if extra else
+                                  f"pip install {e.name}") + "; nothing was written.") from None
         return runtime, path.format(batch=self.cfg.batch_size, seq=self.cfg.seq_length)
 
     def _random_model_dir(self, shape: Shape, path: str) -> str:

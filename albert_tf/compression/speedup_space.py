@@ -110,6 +110,22 @@ def check_target(name: str) -> None:
                                      f"deployment targets; use one of {', '.join(allowed)}.")
 
 
+RUNTIME_MODULES = {"tflite": "ai_edge_litert", "onnx": "onnxruntime", "openvino": "openvino"}
+
+
+def check_runtime(name: str) -> None:
+    """The runtime that times target ``name`` is installed (found, not imported)."""
+    import importlib.util
+    from albert_tf.benchmark import targets
+    target = targets.get(name)
+    module = RUNTIME_MODULES.get(target.worker.split("_")[0])
+    if module and importlib.util.find_spec(module) is None:
+        extra = f"pip install 'albert-tf[{target.extra}]'" if target.extra else \
+            f"pip install {module}"
+        raise CompressionConfigError(f"--target={name}: its runtime ({module}) is not "
+                                     f"installed; {extra}, or choose another --target.")
+
+
 def int8_targets() -> list[str]:
     """Our dense integer targets of `albert_tf.benchmark.targets` (what the search times)."""
     from albert_tf.benchmark import targets

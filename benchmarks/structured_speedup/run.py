@@ -34,6 +34,10 @@ import subprocess
 import sys
 
 METHODS = {
+    # the control: nothing removed, the same 1000 steps of training (is it the training or
+    # the compression that moves accuracy?); run with --targets=1
+    "dense_continued": ["structured.schedule=one_shot,structured.distill_alpha=0,"
+                        "structured.head_fraction=0,structured.ffn_fraction=0"],
     "one_shot": ["structured.schedule=one_shot,structured.distill_alpha=0"],
     "scheduled": ["structured.distill_alpha=0"],
     "scheduled_distill": [],
@@ -72,8 +76,8 @@ def compress(work: str, init: str, arch: str, method: str, target: float, seed: 
     report = os.path.join(out, "report.json")
     if not os.path.exists(report):
         argv = [command("albert-tf-compress"), f"--init_model={init}", f"--model_dir={out}",
-                "--config_file=compress_sst2_speedup", f"--target_speedup={target:g}",
-                f"--seed={seed}", "--notflite"]
+                "--config_file=compress_sst2_speedup", f"--seed={seed}", "--notflite"]
+        argv += [f"--target_speedup={target:g}"] if target > 1 else []
         argv += [f"--params_override={o}" for o in METHODS[method]]
         argv += [f"--num_train_steps={steps}"] if steps else []
         done = run(argv, os.path.join(work, "log.txt"))
@@ -81,10 +85,13 @@ def compress(work: str, init: str, arch: str, method: str, target: float, seed: 
             return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
     with open(report, encoding="utf-8") as f:
         values = json.load(f)
+    chosen = values.get("speedup", {}).get("chosen", {})
+    plan = values["structured"]["plan"]
+    shape = chosen.get("shape") or (f"L?/N{plan['num_attention_heads']}/"
+                                    f"I{plan['intermediate_size']}")
     return {"model_dir": values["model_dir"], "float_dev": values["dev"]["structured"]["accuracy"],
-            "shape": values["speedup"]["chosen"]["shape"],
-            "predicted": values["speedup"]["chosen"]["speedup"],
-            "measured_in_run": values["speedup"].get("measured", {}).get("speedup"),
+            "shape": shape, "predicted": chosen.get("speedup"),
+            "measured_in_run": values.get("speedup", {}).get("measured", {}).get("speedup"),
             "params": values["params"]}
 
 
@@ -179,7 +186,9 @@ def main() -> int:
     parser.add_argument("--archs", default="albert_mini,bert_mini")
     parser.add_argument("--targets", default="2,3")
     parser.add_argument("--seeds", default="1,2,3")
-    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--methods", default="one_shot,scheduled,scheduled_distill,"
+                        "layers_distill", help=f"of {', '.join(METHODS)} (dense_continued: "
+                        "--targets=1 only, the others > 1)")
     parser.add_argument("--num_train_steps", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
@@ -191,6 +200,8 @@ def main() -> int:
         teachers[arch] = export_and_score(work, init, f"{arch}_teacher")
         for target in (float(t) for t in args.targets.split(",")):
             for method in args.methods.split(","):
+                if (method == "dense_continued") != (target == 1):
+                    continue          # the control runs without a target, the rest with one
                 for seed in (int(s) for s in args.seeds.split(",")):
                     row = {"arch": arch, "target": target, "method": method, "seed": seed}
                     row.update(compress(work, init, arch, method, target, seed,
