@@ -519,7 +519,8 @@ RUN_SMOKE = ("vocabulary.input=[],corpus.max_documents=500,corpus.heldout_docume
              "pretrain.validation_interval=5,pretrain.warmup_steps=1,finetune.max_steps=10,"
              "finetune.validation_interval=10,finetune.warmup_steps=1,"
              "compress.models=[],compress.prune_sparsities=[],compress.structured=false,"
-             "compress.distill=false,compress.qat=false,export.quantizations=[dynamic],"
+             "compress.distill=false,compress.qat=false,compress.latency_of=[],"
+             "export.quantizations=[dynamic],"
              "export.timing_seconds=0.1")
 HELP_CAPS = {
     "albert-tf-pretrain": ("--num_train_steps=20",),

@@ -10,7 +10,7 @@
     albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_distilled \\
         --config_file=compress_sst2_distill \\
         --params_override=distillation.student_config=albert_tiny   # then QAT, as configured
-    albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_fast \\
+    albert-tf-compress --init_model=runs/sst2/best --model_dir=runs/sst2_2x \\
         --config_file=compress_sst2_speedup --target_speedup=2
         # heads, FFN neurons and layers removed on a schedule, distilling from the init
         # model, until its int8 TFLite export runs 2x faster on this CPU (timed, cached)
