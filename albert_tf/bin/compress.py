@@ -50,8 +50,8 @@ def define_flags() -> None:
     flags.DEFINE_string("data_dir", None, "Task data root (default $ALBERT_TF_DATA_DIR).")
     flags.DEFINE_integer("train_batch_size", None, "Training batch size.")
     flags.DEFINE_integer("num_train_steps", None, "Optimizer steps of every stage; the pruning "
-                         "schedule (begin_step, end_step, frequency) is scaled to fit and stays "
-                         "valid (e.g. 100 for a quick try).")
+                         "and structured schedules (begin_step, end_step, frequency) are scaled "
+                         "to fit and stay valid (e.g. 100 for a quick try).")
     flags.DEFINE_float("learning_rate", None, "Default peak learning rate of every stage.")
     flags.DEFINE_integer("seed", None, "Random seed.")
     flags.DEFINE_boolean("tflite", None, "Export TFLite files at the end.")

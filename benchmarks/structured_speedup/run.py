@@ -86,9 +86,11 @@ def compress(work: str, init: str, arch: str, method: str, target: float, seed: 
     with open(report, encoding="utf-8") as f:
         values = json.load(f)
     chosen = values.get("speedup", {}).get("chosen", {})
-    plan = values["structured"]["plan"]
-    shape = chosen.get("shape") or (f"L?/N{plan['num_attention_heads']}/"
-                                    f"I{plan['intermediate_size']}")
+    with open(os.path.join(values["model_dir"], "config.json"), encoding="utf-8") as f:
+        kept = json.load(f)
+    shape = chosen.get("shape") or (f"L{kept['num_hidden_layers']}/"
+                                    f"N{kept['num_attention_heads']}/"
+                                    f"I{kept['intermediate_size']}")
     return {"model_dir": values["model_dir"], "float_dev": values["dev"]["structured"]["accuracy"],
             "shape": shape, "predicted": chosen.get("speedup"),
             "measured_in_run": values.get("speedup", {}).get("measured", {}).get("speedup"),
