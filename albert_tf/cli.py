@@ -45,6 +45,7 @@ import warnings
 
 VERBOSE_ENV = "ALBERT_TF_VERBOSE"
 INTERRUPTED_EXIT_CODE = 130       # 128 + SIGINT, what a shell reports for Ctrl-C
+TERMINATED_EXIT_CODE = 143        # 128 + SIGTERM
 # The package's errors whose message is the whole story (what went wrong and the fix, one
 # line): ``(module, class)``, looked up only once the module is imported (an error of a
 # module never imported cannot have been raised).
@@ -281,6 +282,7 @@ def run_app(main, define_flags, doc: str | None = None) -> None:
                 sys.exit(0)
             raise
 
+    stop_on_sigterm()
     try:
         app.run(quiet_main, flags_parser=one_line_flag_errors)
     except KeyboardInterrupt:         # during start-up or flag parsing
@@ -381,12 +383,35 @@ def expected_error(error: BaseException) -> str | None:
     return None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, a scheduler stopping the job) raised where Ctrl-C's
+    KeyboardInterrupt is, so staged outputs and work directories are removed the same way
+    (`stop_on_sigterm`). Training runs replace it with their preemption handling
+    (`albert_tf.training.preemption`), which checkpoints."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM raises `Terminated` in the main thread (where no handler was set)."""
+    import signal
+    import threading
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL):
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
 def interrupted(resume: str | None = None) -> None:
-    """Ctrl-C: one line, exit 130. ``resume`` says how to go on (a training run's last
-    checkpoint); without it, what every command guarantees: outputs are staged, so none
-    was left half-written."""
+    """Ctrl-C: one line, exit 130 (SIGTERM: exit 143). ``resume`` says how to go on (a
+    training run's last checkpoint); without it, what every command guarantees: outputs
+    are staged, so none was left half-written."""
     what = resume or ("nothing half-written was left (outputs are staged and renamed into "
                       "place only when complete); run the command again to redo it")
+    if isinstance(sys.exc_info()[1], Terminated):
+        print(f"{command_name()}: terminated (SIGTERM): {what}.", file=sys.stderr, flush=True)
+        sys.exit(TERMINATED_EXIT_CODE)
     print(f"{command_name()}: interrupted (Ctrl-C): {what}.", file=sys.stderr, flush=True)
     sys.exit(INTERRUPTED_EXIT_CODE)
 
@@ -399,6 +424,7 @@ def guarded(main):
 
     @functools.wraps(main)
     def run(*args, **kwargs):
+        stop_on_sigterm()
         try:
             return main(*args, **kwargs)
         except KeyboardInterrupt:
@@ -427,7 +453,8 @@ def add_verbose_argument(parser) -> None:
     parser.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
 
 
-__all__ = ["EXPECTED_ERRORS", "INTERRUPTED_EXIT_CODE", "VERBOSE_ENV", "add_verbose_argument",
+__all__ = ["EXPECTED_ERRORS", "INTERRUPTED_EXIT_CODE", "TERMINATED_EXIT_CODE", "Terminated",
+           "VERBOSE_ENV", "stop_on_sigterm", "add_verbose_argument",
            "asked_for_help", "cause_line", "command_name", "define_verbose_flag",
            "error", "expected_error", "fail", "filtered_stderr", "guarded", "interrupted", "one_line",
            "quiet_logs", "quiet_native", "quiet_startup", "run_app", "short_help", "verbose"]

@@ -152,9 +152,12 @@ def _imported_tensorflow(pid: int) -> bool:
 
 
 @pytest.mark.slow
-def test_ctrl_c_during_an_export_leaves_nothing(tmp_path):
-    """SIGINT once the export has loaded TensorFlow: exit 130, one line, no output and no
-    staging directory left in the working directory."""
+@pytest.mark.parametrize("signum, code, said", [
+    (signal.SIGINT, 130, "interrupted (Ctrl-C)"), (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_ctrl_c_during_an_export_leaves_nothing(tmp_path, signum, code, said):
+    """SIGINT (or SIGTERM: ``kill``, ``timeout``) once the export has loaded TensorFlow:
+    exit 130 (143), one line, no output and no staging directory left in the working
+    directory."""
     from tests.compression_fixtures import tiny_model_dir
     model = tiny_model_dir(str(tmp_path / "model"))
     work = tmp_path / "work"
@@ -170,11 +173,11 @@ def test_ctrl_c_during_an_export_leaves_nothing(tmp_path):
             except subprocess.TimeoutExpired:
                 pass
         assert process.poll() is None, "the export ended before it loaded TensorFlow"
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, err = process.communicate(timeout=120)
     finally:
         process.kill()
-    assert process.returncode == 130, err
+    assert process.returncode == code, err
     line = one_error_line(err)
-    assert line.startswith("albert-tf-export: interrupted (Ctrl-C): nothing half-written"), line
+    assert line.startswith(f"albert-tf-export: {said}: nothing half-written"), line
     assert os.listdir(work) == []

@@ -104,6 +104,27 @@ def test_the_cache_keeps_timings_per_machine_and_model(tmp_path):
     assert bigger.get(shape) is None                    # another model too
 
 
+def test_searches_at_once_keep_every_timing(tmp_path):
+    """Four processes adding to one cache file at once: no timing is lost."""
+    import subprocess
+    import sys
+    script = (
+        "import sys\n"
+        "from albert_tf.compression import speedup\n"
+        "from albert_tf.compression.speedup_space import Shape\n"
+        "from albert_tf.config import load_config\n"
+        "cache = speedup.LatencyCache(sys.argv[1], {}, load_config('albert_mini'))\n"
+        "for size in range(int(sys.argv[2]), int(sys.argv[2]) + 25):\n"
+        "    cache.put(speedup.Timing(Shape(2, 1, size), 0.2, 0.6, 3.0, 2.8, 3.2))\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path), str(start)])
+             for start in (1, 101, 201, 301)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 4
+    values = json.loads((tmp_path / speedup.CACHE_FILE).read_text())
+    assert len(values) == 100
+    cache = speedup.LatencyCache(str(tmp_path), {}, mini())
+    assert all(cache.get(Shape(2, 1, size)) for size in (1, 125, 201, 325))
+
+
 def test_an_unwritable_cache_is_said_once_and_never_an_error(tmp_path):
     blocker = tmp_path / "a-file"            # the cache directory cannot be made (even as root)
     blocker.write_text("the user's file\n")

@@ -76,6 +76,58 @@ def test_masked_model_computes_what_the_smaller_model_computes(sharing):
     assert not block.output_dense.kernel.numpy()[~rows].any()
 
 
+@pytest.mark.parametrize("importance", ["gradient", "movement", "magnitude"])
+def test_every_importance_masks_on_the_schedule(importance):
+    """Each importance drives the masks; movement adds every update's signed estimate to
+    the scores of the updates before (Sanh et al.'s running sum), gradient starts afresh."""
+    keras.utils.set_random_seed(0)
+    config = tiny_config(num_hidden_layers=2)
+    model = build_classifier(config, 2)
+    x = random_features(config, pad_from=11)
+    y = np.arange(8) % 2
+    batches = iter(tf.data.Dataset.from_tensor_slices((x, y)).batch(8).repeat())
+    masks = ScheduledUnitMasks(model, scheduled(importance=importance), batches)
+    name, ffn = masks.attention[0].name, masks.ffn[0].name
+    first = [dict(part) for part in masks.importance()]
+    second = masks.importance()
+    if importance == "movement":       # the same batch twice: twice the first scores
+        np.testing.assert_allclose(second[0][name], 2 * first[0][name], rtol=1e-4)
+        assert (first[0][name] < 0).any() or (first[1][ffn] < 0).any()
+    else:
+        np.testing.assert_allclose(second[0][name], first[0][name], rtol=1e-4)
+    masks.update(0.5, 0.5)
+    assert masks.curve[-1]["heads_removed"] == [2] * len(masks.heads)
+
+
+def test_the_removal_estimate_is_the_loss_change_of_removing_the_unit():
+    """`removal_step`'s signed estimate, checked against actually zeroing each head's rows
+    (a random model whose classifier is scaled up so that heads move the loss)."""
+    keras.utils.set_random_seed(1)
+    config = tiny_config(num_hidden_layers=1, sharing="none")
+    model = build_classifier(config, 2)
+    block = structured.blocks(model, structured.SelfAttentionBlock)[0]
+    block.output_dense.kernel.assign(block.output_dense.kernel * 3.0)
+    classifier = model.get_layer("classifier")
+    classifier.kernel.assign(classifier.kernel * 10.0)
+    x = random_features(config, pad_from=11)
+    y = np.arange(8) % 2
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    full = float(loss(y, model(x)["logits"]))
+    estimate = structured.removal_step(model)(x, y)[0][block.name]
+    kernel = block.output_dense.kernel.numpy()
+    d = block.head_size
+    actual = []
+    for head in range(block.num_heads):
+        removed = kernel.copy()
+        removed[head * d:(head + 1) * d] = 0.0
+        block.output_dense.kernel.assign(removed)
+        actual.append(float(loss(y, model(x)["logits"])) - full)
+    block.output_dense.kernel.assign(kernel)
+    np.testing.assert_allclose(estimate, actual, atol=2e-5)
+    assert np.abs(actual).max() > 4e-5          # the heads matter: the check is not 0 == 0
+    assert np.sign(estimate).tolist() != [np.sign(estimate[0])] * len(estimate)
+
+
 def test_schedule_values_are_checked_with_the_key(tmp_path):
     with pytest.raises(CompressionConfigError, match="structured.frequency"):
         build_compression_config(params_overrides=[
@@ -87,7 +139,7 @@ def test_schedule_values_are_checked_with_the_key(tmp_path):
             "structured.end_step=2000,structured.train_steps=1000"])
     with pytest.raises(CompressionConfigError, match="structured.importance"):
         build_compression_config(params_overrides=[
-            "structured.schedule=polynomial_decay,structured.importance=magnitude"])
+            "structured.schedule=polynomial_decay,structured.importance=fisher"])
     with pytest.raises(CompressionConfigError, match="polynomial_decay"):
         build_compression_config(params_overrides=["structured.distill_alpha=0.5"])
 

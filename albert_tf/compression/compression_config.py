@@ -164,6 +164,10 @@ class DistillationConfig(StageTraining):
     layer_map: typing.List[int] = dataclasses.field(default_factory=list)
 
 
+# the unit importances of `albert_tf.compression.structured` (its module docstring)
+STRUCTURED_IMPORTANCES = ("magnitude", "gradient", "movement")
+
+
 @dataclasses.dataclass
 class StructuredConfig(StageTraining):
     """Structured pruning of heads and FFN neurons (`albert_tf.compression.structured`).
@@ -171,9 +175,11 @@ class StructuredConfig(StageTraining):
     Attributes:
       head_fraction: fraction of attention heads removed from every attention block.
       ffn_fraction: fraction of FFN neurons removed from every feed-forward block.
-      importance: ``magnitude`` (weight norms) or ``gradient`` (first-order Taylor
-        ``|sum w * dL/dw|`` over ``importance_batches`` training batches).
-      importance_batches: batches for the gradient importance (with the
+      importance: ``magnitude`` (weight norms), ``gradient`` (first-order Taylor
+        ``|sum w * dL/dw|`` over ``importance_batches`` training batches) or ``movement``
+        (the signed ``-sum w * dL/dw``, summed over batches and, on the schedule, over
+        every mask update: Sanh et al. 2020's score per unit).
+      importance_batches: batches for the gradient and movement importance (with the
         ``polynomial_decay`` schedule: at every mask update).
       schedule: ``one_shot`` (importance once, the units removed, then fine-tuning) or
         ``polynomial_decay``: TF-MOT's ``PolynomialDecay`` (from 0 to ``head_fraction`` /
@@ -596,8 +602,8 @@ def validate(config: CompressionConfig) -> None:
 def validate_structured(s: StructuredConfig) -> None:
     _fraction("structured.head_fraction", s.head_fraction)
     _fraction("structured.ffn_fraction", s.ffn_fraction)
-    _one_of("structured.importance", s.importance, ("magnitude", "gradient"))
-    if s.importance == "gradient" and s.importance_batches <= 0:
+    _one_of("structured.importance", s.importance, STRUCTURED_IMPORTANCES)
+    if s.importance != "magnitude" and s.importance_batches <= 0:
         raise CompressionConfigError("structured.importance_batches: must be >= 1.")
     _one_of("structured.schedule", s.schedule, ("one_shot", "polynomial_decay"))
     if s.num_layers < 0:
@@ -606,10 +612,6 @@ def validate_structured(s: StructuredConfig) -> None:
     if s.schedule == "polynomial_decay":
         validate_schedule_steps(s, "structured", f"head_fraction {s.head_fraction} / "
                                 f"ffn_fraction {s.ffn_fraction}")
-        if s.importance != "gradient":
-            raise CompressionConfigError(
-                "structured.importance: the polynomial_decay schedule recomputes the gradient "
-                "importance at every update; set structured.importance=gradient.")
     _fraction("structured.distill_alpha", s.distill_alpha, upper_open=False)
     if s.distill_temperature <= 0:
         raise CompressionConfigError(f"structured.distill_temperature: must be > 0, got "

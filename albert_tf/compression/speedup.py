@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import fcntl
 import hashlib
 import json
 import os
@@ -127,14 +128,18 @@ class LatencyCache:
             return None
 
     def put(self, timing: Timing) -> None:
-        values = self._read()
-        values[self.key(timing.shape)] = {
-            "shape": timing.shape.label(), "latency_ms": timing.latency_ms,
-            "baseline_ms": timing.baseline_ms, "speedup": timing.speedup,
-            "low": timing.low, "high": timing.high}
+        """Adds ``timing`` to the file (read, added, renamed into place under a lock, so two
+        searches at once both keep theirs)."""
+        row = {"shape": timing.shape.label(), "latency_ms": timing.latency_ms,
+               "baseline_ms": timing.baseline_ms, "speedup": timing.speedup,
+               "low": timing.low, "high": timing.high}
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            outputs.write_text(self.path, json.dumps(values, indent=1, sort_keys=True))
+            with open(self.path + ".lock", "a", encoding="utf-8") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                values = self._read()
+                values[self.key(timing.shape)] = row
+                outputs.write_text(self.path, json.dumps(values, indent=1, sort_keys=True))
         except OSError as e:
             if not self.warned:
                 self.log(f"speedup: latencies not cached ({self.path}: {e.strerror or e})")

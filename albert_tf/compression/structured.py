@@ -16,6 +16,9 @@ Which heads/neurons each block keeps is chosen per block by importance:
   unit's output -- averaged over training batches. A block shared across depths
   accumulates the gradient of all its depths, the importance of removing the unit
   from every depth at once.
+* ``movement``: the same estimate kept signed (Sanh et al. 2020's movement score,
+  ``-sum dL/dw * w``, per unit): summed over batches (and, on the schedule, over every
+  mask update), so a unit whose removal would *lower* the loss goes first.
 
 Fine-tune the pruned model afterwards (the ``structured`` stage does). Without training
 data (a random model, as ``albert-tf-benchmark --compressed --structured`` times):
@@ -77,11 +80,12 @@ def magnitude_importance(model: keras.Model) -> tuple[dict, dict]:
     return heads, neurons
 
 
-def importance_step(model: keras.Model, loss_fn=None):
+def removal_step(model: keras.Model, loss_fn=None):
     """``step(features, labels) -> ({attention block: [N]}, {ffn block: [I]})``: one batch's
-    Taylor importance ``|sum_unit W_out * dL/dW_out|`` per head and neuron (a
-    ``tf.function`` traced once; `gradient_importance` averages it over batches, the
-    scheduled stage calls it at every mask update)."""
+    first-order estimate of the loss change if each head / neuron were removed,
+    ``-sum_unit W_out * dL/dW_out`` over the unit's rows of the block's output kernel
+    (signed; a ``tf.function`` traced once). `gradient_importance` turns batches of it
+    into an importance, the scheduled stage calls it at every mask update."""
     loss_fn = loss_fn or keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     attention = blocks(model, SelfAttentionBlock)
     ffn = blocks(model, FeedForwardBlock)
@@ -97,27 +101,43 @@ def importance_step(model: keras.Model, loss_fn=None):
         return [tf.reduce_sum(k * g, axis=-1) for k, g in zip(kernels, grads)]  # per input row
 
     def step(features, labels):
-        rows = [r.numpy() for r in rows_of(features, labels)]
-        heads = {b.name: np.abs(rows[i].reshape(b.num_heads, -1).sum(-1))
+        rows = [-r.numpy() for r in rows_of(features, labels)]
+        heads = {b.name: rows[i].reshape(b.num_heads, -1).sum(-1)
                  for i, b in enumerate(attention)}
-        neurons = {b.name: np.abs(rows[len(attention) + j]) for j, b in enumerate(ffn)}
+        neurons = {b.name: rows[len(attention) + j] for j, b in enumerate(ffn)}
         return heads, neurons
     return step
 
 
+def batch_importance(removal: tuple[dict, dict], kind: str) -> tuple[dict, dict]:
+    """One batch's importance from `removal_step`'s estimates: ``gradient`` (first-order
+    Taylor, Molchanov et al. 2019): ``|estimate|``, a unit whose removal moves the loss
+    either way matters; ``movement`` (Sanh et al. 2020's score, per unit): the signed
+    estimate, summed over batches and updates, a unit whose removal would lower the
+    loss goes first."""
+    if kind == "gradient":
+        return tuple({k: np.abs(v) for k, v in part.items()} for part in removal)
+    return removal
+
+
+def add_into(total: dict, part: dict) -> None:
+    """``total[name] += part[name]`` for every block (missing totals start at 0)."""
+    for name, value in part.items():
+        total[name] = total.get(name, 0.0) + value
+
+
 def gradient_importance(model: keras.Model, dataset: tf.data.Dataset, batches: int,
-                        loss_fn=None, step=None) -> tuple[dict, dict]:
-    """Taylor importance ``E_batch |sum_unit W_out * dL/dW_out|`` per head and neuron
-    (``step``: an `importance_step` of ``model`` to reuse)."""
-    step = step or importance_step(model, loss_fn)
+                        loss_fn=None, step=None, kind: str = "gradient") -> tuple[dict, dict]:
+    """The ``kind`` importance (`batch_importance`), averaged over ``batches`` batches of
+    ``dataset``, per head and neuron (``step``: a `removal_step` of ``model`` to reuse)."""
+    step = step or removal_step(model, loss_fn)
     heads: dict = {}
     neurons: dict = {}
     seen = 0
     for features, labels in dataset.take(batches):
-        h, n = step(features, labels)
-        for total, part in ((heads, h), (neurons, n)):
-            for name, value in part.items():
-                total[name] = total.get(name, 0.0) + value
+        h, n = batch_importance(step(features, labels), kind)
+        add_into(heads, h)
+        add_into(neurons, n)
         seen += 1
     if not seen:
         raise ValueError("gradient_importance: the dataset gave no batches.")
@@ -128,11 +148,11 @@ def plan(model: keras.Model, cfg: StructuredConfig, dataset: tf.data.Dataset | N
          loss_fn=None) -> StructuredPlan:
     """Chooses the heads and neurons to keep in every block."""
     config = pruned_config(model.albert_config, cfg)
-    if cfg.importance == "gradient":
+    if cfg.importance != "magnitude":
         if dataset is None:
-            raise ValueError("structured.importance=gradient needs training batches.")
+            raise ValueError(f"structured.importance={cfg.importance} needs training batches.")
         heads_imp, neurons_imp = gradient_importance(model, dataset, cfg.importance_batches,
-                                                     loss_fn)
+                                                     loss_fn, kind=cfg.importance)
     else:
         heads_imp, neurons_imp = magnitude_importance(model)
 

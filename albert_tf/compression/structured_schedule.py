@@ -8,10 +8,11 @@ FFN neurons once and removes them; here they are removed *while the model trains
 2. TF-MOT's ``PolynomialDecay`` (0 -> ``head_fraction`` / ``ffn_fraction`` from
    ``begin_step`` to ``end_step``, ``power``, an update every ``frequency`` optimizer steps:
    the pruning stage's schedule object and semantics) gives at every update the fraction of
-   heads and of neurons masked. At each update the first-order Taylor importance
-   (`structured.importance_step`) is recomputed on ``importance_batches`` training batches
-   with the masks in place; masked units stay masked and the least important of the rest
-   join them. A mask zeroes the unit's rows of the block's output kernel (a head's ``D``
+   heads and of neurons masked. At each update the importance is recomputed with the
+   masks in place (``importance``: ``gradient``, the first-order Taylor estimate on
+   ``importance_batches`` training batches; ``movement``, the signed estimate summed over
+   every update so far; ``magnitude``, weight norms; `structured.batch_importance`);
+   masked units stay masked and the least important of the rest join them. A mask zeroes the unit's rows of the block's output kernel (a head's ``D``
    rows of the attention output ``[N * D, H]``, a neuron's row of the FFN output
    ``[I, H]``): the unit then adds nothing, exactly as if it were gone, and the rows are
    zeroed again after every optimizer step. ALBERT's shared block has one mask for all its
@@ -86,7 +87,8 @@ class ScheduledUnitMasks(keras.callbacks.Callback):
         self.neurons = {b.name: np.ones(b.intermediate_size, bool) for b in self.ffn}
         self.schedule = update_steps(cfg)
         self.batches = iter(batches)
-        self.importance = structured.importance_step(model, loss_fn)
+        self.removal = structured.removal_step(model, loss_fn)
+        self.movement: tuple[dict, dict] = ({}, {})   # the movement scores so far
         self.step = 0
         self.curve: list[dict] = []
 
@@ -103,12 +105,7 @@ class ScheduledUnitMasks(keras.callbacks.Callback):
     def update(self, head_fraction: float, neuron_fraction: float) -> None:
         """Recomputes the importance and masks ``head_fraction`` / ``neuron_fraction``."""
         self.apply()
-        heads, neurons = {}, {}
-        for _ in range(self.cfg.importance_batches):
-            h, n = self.importance(*next(self.batches))
-            for total, part in ((heads, h), (neurons, n)):
-                for name, value in part.items():
-                    total[name] = total.get(name, 0.0) + value
+        heads, neurons = self.importance()
         for block in self.attention:
             self.heads[block.name] = choose_kept(
                 self.heads[block.name], heads[block.name],
@@ -122,6 +119,18 @@ class ScheduledUnitMasks(keras.callbacks.Callback):
                            "ffn_fraction": neuron_fraction,
                            "heads_removed": self._removed(self.heads),
                            "neurons_removed": self._removed(self.neurons)})
+
+    def importance(self) -> tuple[dict, dict]:
+        """``({attention block: [N]}, {ffn block: [I]})`` now, by ``cfg.importance``."""
+        if self.cfg.importance == "magnitude":
+            return structured.magnitude_importance(self.student)
+        heads, neurons = ({}, {}) if self.cfg.importance == "gradient" else self.movement
+        for _ in range(self.cfg.importance_batches):
+            h, n = structured.batch_importance(self.removal(*next(self.batches)),
+                                               self.cfg.importance)
+            structured.add_into(heads, h)
+            structured.add_into(neurons, n)
+        return heads, neurons
 
     def finish(self) -> None:
         """Reaches the final fractions if training stopped before the last update."""

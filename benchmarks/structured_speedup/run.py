@@ -42,7 +42,16 @@ METHODS = {
     "scheduled": ["structured.distill_alpha=0"],
     "scheduled_distill": [],
     "layers_distill": ["speedup.parts=[layers]"],
+    # the importances compared ("measure and choose"): no target, a fixed structure that
+    # leaves the choice of units everything (half the heads, 3/4 of the FFN neurons, every
+    # layer kept), on the schedule, labels only; run with --targets=1
+    **{f"h50_f75_{importance}": [
+        f"structured.importance={importance},structured.distill_alpha=0,"
+        "structured.head_fraction=0.5,structured.ffn_fraction=0.75"]
+       for importance in ("gradient", "movement", "magnitude")},
 }
+FIXED_STRUCTURE = {"dense_continued", "h50_f75_gradient", "h50_f75_movement",
+                   "h50_f75_magnitude"}   # methods without a target: --targets=1
 
 
 def command(name: str) -> str:
@@ -162,7 +171,8 @@ def plot(rows: list[dict], teachers: dict, path: str) -> None:
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4.5))
     markers = {"one_shot": "o", "scheduled": "s", "scheduled_distill": "^",
-               "layers_distill": "D"}
+               "layers_distill": "D", "dense_continued": "x", "h50_f75_gradient": "v",
+               "h50_f75_movement": "<", "h50_f75_magnitude": ">"}
     colors = {"albert_mini": "tab:blue", "bert_mini": "tab:orange"}
     for r in rows:
         if "error" in r:
@@ -189,8 +199,8 @@ def main() -> int:
     parser.add_argument("--targets", default="2,3")
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--methods", default="one_shot,scheduled,scheduled_distill,"
-                        "layers_distill", help=f"of {', '.join(METHODS)} (dense_continued: "
-                        "--targets=1 only, the others > 1)")
+                        "layers_distill", help=f"of {', '.join(METHODS)} (those of "
+                        f"{sorted(FIXED_STRUCTURE)}: --targets=1 only, the others > 1)")
     parser.add_argument("--num_train_steps", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
@@ -202,8 +212,8 @@ def main() -> int:
         teachers[arch] = export_and_score(work, init, f"{arch}_teacher")
         for target in (float(t) for t in args.targets.split(",")):
             for method in args.methods.split(","):
-                if (method == "dense_continued") != (target == 1):
-                    continue          # the control runs without a target, the rest with one
+                if (method in FIXED_STRUCTURE) != (target == 1):
+                    continue          # the fixed structures run without a target, the rest with one
                 for seed in (int(s) for s in args.seeds.split(",")):
                     row = {"arch": arch, "target": target, "method": method, "seed": seed}
                     row.update(compress(work, init, arch, method, target, seed,
