@@ -54,6 +54,17 @@ def _format_of_file(path: str) -> str | None:
 def _runtime(kind: str) -> tuple[str, str] | None:
     return next((f.runtime for f in _export_formats() if f.name == kind), None)
 
+
+def export_kinds() -> tuple[str, ...]:
+    """The `artifact_kind`s that are exports: every ``--format`` of the registry, and a TF
+    Serving base directory of SavedModels (``serving``)."""
+    return tuple(f.name for f in _export_formats()) + ("serving",)
+
+
+def edge_formats() -> tuple[str, ...]:
+    """The formats the ``albert-tflite-*`` tools run: those with a raw-text runner."""
+    return tuple(f.name for f in _export_formats() if f.runner)
+
 KINDS = {
     "model": "an albert-tf model directory",
     "run": "the run directory of albert-tf-finetune, -pretrain or -compress",
@@ -201,7 +212,12 @@ def artifact_kind(path: str) -> str | None:
 
 
 def describe(kind: str) -> str:
-    return KINDS[kind]
+    """"an ONNX export (albert-tf-export --format=onnx)": what an `artifact_kind` is, for
+    messages (`KINDS`; a registered format without an entry there: from its title)."""
+    if kind in KINDS:
+        return KINDS[kind]
+    title = next(f.title for f in _export_formats() if f.name == kind)
+    return f"{title[0].lower()}{title[1:]} (albert-tf-export --format={kind})"
 
 
 def convert_command(kind: str, path: str, output: str = "DIR") -> str:
@@ -251,7 +267,7 @@ def model_dir(path: str | None, flag: str, *, finetuned: bool = False,
     if kind == "run":
         raise InputError(f"{flag}={path} is {describe('run')}, not a model directory: "
                          f"{_run_hint(path, flag)}.")
-    if kind in ("tflite", "onnx", "openvino", "saved_model", "serving"):
+    if kind in export_kinds():
         raise InputError(f"{flag}={path} is {describe(kind)}, not a model directory: pass the "
                          "model directory it was exported from.")
     if kind in CONVERTIBLE:
@@ -385,9 +401,10 @@ def missing_hf_model(path: str) -> str | None:
 
 # ------------------------------------------------------------------------ edge exports
 def edge_export(path: str, flag: str = "--model",
-                formats: Sequence[str] = ("tflite", "onnx", "openvino"),
+                formats: Sequence[str] | None = None,
                 other_formats: str = "") -> str:
-    """The format of the export at ``path`` (one of ``formats``: a directory with
+    """The format of the export at ``path`` (one of ``formats``, default `edge_formats`: a
+    directory with
     ``metadata.json``, or its model file), else an `InputError` saying what ``path`` is and
     what runs it (``other_formats``: what to do with an export of another format). A format
     whose runtime package is missing names its pip extra."""
@@ -425,6 +442,7 @@ def edge_export(path: str, flag: str = "--model",
         raise InputError(f"{flag}={path} is not an albert-tf export (no readable "
                          f"{os.path.join(where, METADATA_FILE)}): export with albert-tf-export, "
                          "or write the metadata of a .tflite with albert-tflite-metadata.")
+    formats = edge_formats() if formats is None else formats
     if kind not in formats:
         allowed = " or ".join(describe(f).split(" (")[0] for f in formats)
         raise InputError(f"{flag}={path} is {describe(kind)}; this tool takes {allowed}"

@@ -377,3 +377,24 @@ def test_evaluate_another_task_only_when_allowed(served, data_dir, tmp_path, cap
     with pytest.raises(InputError, match="answers the labels negative, positive; task cola's "
                        "are 0, 1"):
         evaluate(served["tflite"], "cola", data_dir, limit=20, allow_task_mismatch=True)
+
+
+def test_the_export_kinds_follow_the_format_registry(monkeypatch):
+    """Every --format is an export kind with a description, and the albert-tflite tools take
+    exactly the formats with a raw-text runner; a format added to the registry joins both
+    without another list to edit."""
+    import dataclasses
+
+    from albert_tf import user_inputs
+    from albert_tf.export import formats
+    names = formats.names()
+    assert set(names) | {"serving"} == set(user_inputs.export_kinds())
+    assert all(user_inputs.describe(n) for n in user_inputs.export_kinds())
+    assert set(user_inputs.edge_formats()) == {"tflite", "onnx", "openvino"}
+    extra = dataclasses.replace(formats.get("onnx"), name="onnx_copy")
+    registered = formats.every_format()
+    monkeypatch.setattr(formats, "every_format", lambda: (*registered, extra))
+    assert "onnx_copy" in user_inputs.export_kinds()
+    assert "onnx_copy" in user_inputs.edge_formats()
+    assert user_inputs.describe("onnx_copy") == \
+        "an ONNX export (albert-tf-export --format=onnx_copy)"

@@ -51,8 +51,9 @@ def _read_json(model_dir: str, name: str) -> dict:
 def _show(model: str) -> dict:
     """The metadata.json of a TFLite, ONNX or OpenVINO export (a one-line error otherwise)."""
     from albert_tf import user_inputs
-    from albert_tf.export.metadata import FORMAT, ONNX_FORMAT, OPENVINO_FORMAT
-    formats = {"tflite": FORMAT, "onnx": ONNX_FORMAT, "openvino": OPENVINO_FORMAT}
+    from albert_tf.export import formats as export_formats
+    formats = {f.name: f.metadata_format for f in export_formats.every_format()
+               if f.metadata_format}
     kind = user_inputs.artifact_kind(model)
     if kind not in formats:
         user_inputs.edge_export(model)    # raises: says what ``model`` is instead
