@@ -72,7 +72,9 @@ def train_step_fn(model, optimizer, clip_norm: float | None = None):
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", required=True)
-    parser.add_argument("--data_dir", default=os.path.join(ROOT, "..", "shared", "data"))
+    parser.add_argument("--data_dir", default=os.environ.get(
+        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")),
+        help="default: $ALBERT_TF_DATA_DIR, else ../shared/data beside the checkout")
     parser.add_argument("--config", default="albert_mini")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch_size", type=int, default=64)

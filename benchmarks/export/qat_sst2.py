@@ -21,7 +21,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--output", required=True)
-    parser.add_argument("--data_dir", default=os.path.join(ROOT, "..", "shared", "data"))
+    parser.add_argument("--data_dir", default=os.environ.get(
+        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")),
+        help="default: $ALBERT_TF_DATA_DIR, else ../shared/data beside the checkout")
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--learning_rate", type=float, default=2e-5)
     args = parser.parse_args(argv)

@@ -67,7 +67,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--work_dir", default="/tmp/export_must_show")
-    parser.add_argument("--data_dir", default=os.path.join(ROOT, "..", "shared", "data"))
+    parser.add_argument("--data_dir", default=os.environ.get(
+        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")),
+        help="default: $ALBERT_TF_DATA_DIR, else ../shared/data beside the checkout")
     parser.add_argument("--base", action="store_true", help="also time ALBERT-base shapes")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", default=None)
