@@ -12,7 +12,7 @@ Everything is measured the same way for every method:
 
 Outputs go to ``$ALBERT_TF_COMPRESSION_OUT`` (default ``/tmp/albert_tf_compression``):
 ``start/`` (the finetuned starting model), one directory per method, and
-``results/<method>.json`` that ``compression-table`` turns into the table of docs/compression.md.
+``results/<method>.json`` that ``compression-table`` turns into the table of docs/results/compression-sst2.md.
 """
 
 from __future__ import annotations

@@ -114,7 +114,8 @@ def script(name: str, doc: str, heading: str, minutes: float, module: str) -> No
     figure(name, doc, heading, minutes)(run)
 
 
-COMPRESSION_DOC = ("docs/compression.md", "Measured (SST-2, `benchmarks/compression_*.py`)")
+COMPRESSION_DOC = ("docs/results/compression-sst2.md",
+                   "Compression methods on SST-2, measured (`benchmarks/compression_*.py`)")
 EXPORT_DOC = ("docs/export.md", "Measured (albert_mini on SST-2, `benchmarks/export/`)")
 EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was slower, and the fix")
 MOBILE_SDKS = ("docs/export.md", "Mobile SDKs")
@@ -137,14 +138,14 @@ for _name, _target, _minutes, _module in (
          "compression_structured_shapes.py"),
         ("compression-latency", COMPRESSION_DOC, 10, "compression_latency.py"),
         ("compression-table", COMPRESSION_DOC, 0.1, "compression_table.py"),
-        ("sparse-kernels", ("docs/compression.md", "Sparse kernels: what pruning buys in "
+        ("sparse-kernels", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys in "
                             "TFLite (issue #28, measured)"), 8, "sparse_kernels.py"),
-        ("openvino-sparse-weights", ("docs/compression.md", "Sparse kernels: what pruning buys "
+        ("openvino-sparse-weights", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys "
                                      "in TFLite (issue #28, measured)"), 15,
          "openvino_sparse.py"),
-        ("deepsparse-anchor", ("docs/compression.md", "DeepSparse 1.8: the sparse-CPU anchor "
+        ("deepsparse-anchor", ("docs/results/sparse-kernels.md", "DeepSparse 1.8: the sparse-CPU anchor "
                                "(issue #28, measured)"), 60, "deepsparse_anchor.py"),
-        ("sparsity-albert-vs-bert", ("docs/compression.md", "Accuracy vs sparsity: ALBERT vs "
+        ("sparsity-albert-vs-bert", ("docs/results/sparsity-albert-vs-bert.md", "Accuracy vs sparsity: ALBERT vs "
                                      "BERT (issue #28, measured)"), 23,
          "sparsity_albert_vs_bert.py"),
         # Export (issue 7): the steps of export-must-show, and the op-by-op int8 study.

@@ -27,7 +27,7 @@ dev, model_dir = sst2_tiny.dev, sst2_tiny.model_dir
 # The bounds leave room for another CPU's XNNPACK kernels and another training run while a
 # wrong scale, a dropped channel or unsigned nibbles (logits off by O(1), labels near chance)
 # fail them. A gate on the path on a 32-wide model, not a promise for albert_base: its
-# random-weight output drifts further (docs/compression.md, "4-bit weights instead of zeros").
+# random-weight output drifts further (docs/results/sparse-kernels.md, "4-bit weights instead of zeros").
 Q4_AGREEMENT = 0.97
 Q4_ACCURACY_DROP = 0.02
 Q4_MAX_LOGIT_ERROR = 0.1

@@ -78,9 +78,11 @@ def headings(path: str) -> set[str]:
 
 def tables_without_source() -> list[str]:
     missing = []
-    for name in sorted(os.listdir(DOCS)):
-        if not name.endswith(".md"):
-            continue
+    pages = [name for name in os.listdir(DOCS) if name.endswith(".md")]
+    if os.path.isdir(os.path.join(DOCS, "results")):    # the measured runs, one page each
+        pages += [f"results/{name}" for name in os.listdir(os.path.join(DOCS, "results"))
+                  if name.endswith(".md")]
+    for name in sorted(pages):
         with open(os.path.join(DOCS, name), encoding="utf-8") as f:
             text = f.read()
         for number, heading, section in markdown_tables(text):

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that every relative link and anchor in README.md and docs/*.md resolves.
+"""Checks that every relative link and anchor in README.md, docs/*.md and docs/results/*.md
+resolves.
 
     python tools/check_docs_links.py            # from the repository root (or anywhere)
     python tools/check_docs_links.py FILE.md ...
@@ -132,6 +133,10 @@ def default_pages():
     docs = os.path.join(ROOT, "docs")
     if os.path.isdir(docs):
         pages += sorted(os.path.join(docs, name) for name in os.listdir(docs)
+                        if name.endswith(".md"))
+    results = os.path.join(docs, "results")       # the measured runs, one page per study
+    if os.path.isdir(results):
+        pages += sorted(os.path.join(results, name) for name in os.listdir(results)
                         if name.endswith(".md"))
     return pages
 

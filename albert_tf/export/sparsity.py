@@ -26,8 +26,8 @@ Runtime and TensorFlow multiply the zeros.
 
 `problem` refuses a (format, quantization, pattern) no runtime runs, in one line naming the
 exports that can, before anything is read; `check_model` refuses, after the model is read, a
-model whose zeros do not form the pattern, saying what it found. Measured speed (docs/
-compression.md, "Sparse kernels"): the files shrink, but on AMX CPUs dense int8 on XNNPACK
+model whose zeros do not form the pattern, saying what it found. Measured speed (docs/results/
+sparse-kernels.md): the files shrink, but on AMX CPUs dense int8 on XNNPACK
 stays faster.
 
 Imports no TensorFlow at import time (`sparsify_bytes` and `kernels_of` do, when called).
