@@ -116,9 +116,10 @@ def script(name: str, doc: str, heading: str, minutes: float, module: str) -> No
 
 COMPRESSION_DOC = ("docs/results/compression-sst2.md",
                    "Compression methods on SST-2, measured (`benchmarks/compression_*.py`)")
-EXPORT_DOC = ("docs/export.md", "Measured (albert_mini on SST-2, `benchmarks/export/`)")
+EXPORT_DOC = ("docs/results/export-fidelity.md",
+              "Measured (albert_mini on SST-2, `benchmarks/export/`)")
 EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was slower, and the fix")
-MOBILE_SDKS = ("docs/export.md", "Mobile SDKs")
+MOBILE_SDKS = ("docs/results/export-fidelity.md", "Mobile SDKs (measured)")
 TRAINING = ("docs/training.md", "Measured (November 2026)")
 SCALE_THROUGHPUT = ("docs/scale.md", "Input throughput vs the training step (measured)")
 SCALE_CURVES = ("docs/scale.md", "Static records vs dynamic masking: MLM loss (measured)")
