@@ -72,3 +72,13 @@ def test_random_official_model_dir_is_exportable(tmp_path):
     embeddings = [w for w in source.model.weights if "word_embeddings" in w.name]
     assert embeddings and embeddings[0].shape[0] == 30000
     assert np.isfinite(embeddings[0].numpy()).all()
+
+
+def test_summary_names_the_cpu_cores_and_isa_without_measuring_the_clock():
+    from albert_tf.benchmark.cpu import cpu_info
+
+    info = cpu_info(measure_clock=False)
+    line = info.summary()
+    assert line.startswith(info.model_name)
+    assert f"{info.cores} cores" in line and f"ISA: {info.peaks.isa}" in line
+    assert "GHz" not in line

@@ -177,3 +177,21 @@ def test_the_data_root_and_its_glue_directory_give_the_same_task(tmp_path, data_
         str(tmp_path), "glue", "SST-2", "train.tsv")
     with pytest.raises(TaskDataError, match="RTE/train.tsv under .*DATA_DIR/glue/<Task>/"):
         load_task("rte", str(tmp_path))
+
+
+def test_split_texts_reads_a_split_from_the_env_data_root(data_dir, monkeypatch, tmp_path):
+    from albert_tf import resources
+    from albert_tf.data.task_data import TaskDataError, load_task, split_texts
+
+    monkeypatch.setenv("ALBERT_TF_DATA_DIR", data_dir)
+    texts, pairs, labels = split_texts("sst2", "dev")
+    dev = load_task("sst2", data_dir).dev
+    assert texts == [e.text_a for e in dev] and pairs is None
+    assert labels == [e.label for e in dev]
+    a, b, _ = split_texts("rte", "dev", data_dir)
+    assert b is not None and len(a) == len(b) > 0
+    with pytest.raises(TaskDataError, match="unknown split"):
+        split_texts("sst2", "validation")
+    monkeypatch.delenv("ALBERT_TF_DATA_DIR")
+    with pytest.raises(resources.DataDirError, match="ALBERT_TF_DATA_DIR"):
+        split_texts("sst2")

@@ -138,6 +138,13 @@ class CpuInfo:
         return (self.clock_ghz * self.peaks.int8_vector_ops_per_cycle
                 * min(threads, self.cores))
 
+    def summary(self) -> str:
+        """One line naming the CPU, its cores and ISA, without the measured clock and
+        peaks: what a benchmark prints beside its figures, e.g.
+        ``AMD EPYC 9B45 (AuthenticAMD family 26 model 2), 2 cores; ISA: AVX2+FMA, ...``."""
+        cpuid = f" ({self.vendor} family {self.family} model {self.model})" if self.vendor else ""
+        return f"{self.model_name}{cpuid}, {self.cores} cores; ISA: {self.peaks.isa}"
+
     def describe(self) -> str:
         p = self.peaks
         amx = (f", {p.int8_amx_ops_per_cycle} AMX (tdpbusd)" if p.int8_amx_ops_per_cycle

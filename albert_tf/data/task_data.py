@@ -418,6 +418,23 @@ def load_task(name: str, data_dir: str | None = None) -> TaskData:
                     spec.label_list is None, spec.metric, skipped, extra)
 
 
+def split_texts(name: str, split: str = "dev", data_dir: str | None = None
+                ) -> tuple[list[str], list[str] | None, list]:
+    """``(texts_a, texts_b or None, labels)`` of one split of GLUE task ``name``, read
+    from the data root ``data_dir`` (else ``$ALBERT_TF_DATA_DIR``; one clear
+    `resources.DataDirError` when neither is set): the benchmarks' one task reader."""
+    from albert_tf import resources
+
+    if split not in ("train", "dev", "test"):
+        raise TaskDataError(f"unknown split {split!r}: one of train, dev, test")
+    root = resources.data_dir(data_dir)
+    examples = getattr(load_task(name, root), split)
+    if not examples:
+        raise TaskDataError(f"task {name!r} has no {split} examples under {root}")
+    texts_b = [e.text_b for e in examples] if examples[0].text_b is not None else None
+    return [e.text_a for e in examples], texts_b, [e.label for e in examples]
+
+
 def load_tsv_task(train_file: str, dev_file: str | None = None, test_file: str | None = None,
                   text_a_column: str | int = "sentence", text_b_column: str | int | None = None,
                   label_column: str | int | None = "label", has_header: bool = True,
