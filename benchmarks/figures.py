@@ -120,7 +120,8 @@ EXPORT_DOC = ("docs/results/export-fidelity.md",
               "Measured (albert_mini on SST-2, `benchmarks/export/`)")
 EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was slower, and the fix")
 MOBILE_SDKS = ("docs/results/export-fidelity.md", "Mobile SDKs (measured)")
-TRAINING = ("docs/training.md", "Measured (November 2026)")
+TRAINING = ("docs/results/training-runs-machine-c.md",
+            "Pretraining and finetuning runs, measured on machine C (November 2026)")
 SCALE_THROUGHPUT = ("docs/scale.md", "Input throughput vs the training step (measured)")
 SCALE_CURVES = ("docs/scale.md", "Static records vs dynamic masking: MLM loss (measured)")
 
