@@ -165,9 +165,9 @@ for _name, _target, _minutes, _module in (
         ("albert-base-time-budget", ("docs/cpu-benchmark.md", "Why 28 ms and 150 sentences/s "
                                      "are out of reach: the matrix work alone takes 27.3 ms"),
          5, "albert_base_time_budget.py"),
-        ("pretraining-data-memory", ("docs/data.md", "Measured"), 12,
+        ("pretraining-data-memory", ("docs/results/data-creation-machine-c.md", "Pretraining data: counts, memory and throughput (measured)"), 12,
          "pretraining_data_memory.py"),
-        ("pretraining-data-beam", ("docs/data.md", "The Beam runner: measured"), 5,
+        ("pretraining-data-beam", ("docs/results/pretraining-data-beam-machine-d.md", "The Beam runner vs the local runner, measured on an Intel Xeon (machine D class)"), 5,
          "pretraining_data_beam.py"),
         ("concurrency", ("docs/robustness.md", "Threads"), 3, "concurrency.py"),
         ("pretrain-throughput", TRAINING, 5, "pretrain_throughput.py"),
