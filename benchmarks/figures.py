@@ -122,8 +122,10 @@ EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was sl
 MOBILE_SDKS = ("docs/results/export-fidelity.md", "Mobile SDKs (measured)")
 TRAINING = ("docs/results/training-runs-machine-c.md",
             "Pretraining and finetuning runs, measured on machine C (November 2026)")
-SCALE_THROUGHPUT = ("docs/scale.md", "Input throughput vs the training step (measured)")
-SCALE_CURVES = ("docs/scale.md", "Static records vs dynamic masking: MLM loss (measured)")
+SCALE_THROUGHPUT = ("docs/results/scale-input-throughput-machine-d.md",
+                    "Input throughput vs the training step (measured)")
+SCALE_CURVES = ("docs/results/scale-static-vs-dynamic-machine-d.md",
+                "Static records vs dynamic masking: MLM loss (measured)")
 
 # (NAME, (docs file, heading), minutes on 2 cores, module): one module's main(argv) each.
 for _name, _target, _minutes, _module in (
