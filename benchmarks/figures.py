@@ -171,7 +171,8 @@ for _name, _target, _minutes, _module in (
          "pretraining_data_memory.py"),
         ("pretraining-data-beam", ("docs/results/pretraining-data-beam-machine-d.md", "The Beam runner vs the local runner, measured on an Intel Xeon (machine D class)"), 5,
          "pretraining_data_beam.py"),
-        ("concurrency", ("docs/robustness.md", "Threads"), 3, "concurrency.py"),
+        ("concurrency", ("docs/results/robustness-threads-machine-a.md", "Threads (measured)"), 3,
+         "concurrency.py"),
         ("pretrain-throughput", TRAINING, 5, "pretrain_throughput.py"),
         ("pretraining-probes", TRAINING, 10, "pretraining_probes.py"),
         # Scale (issue #30): input paths vs the training step; static vs dynamic masking.
