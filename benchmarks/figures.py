@@ -120,9 +120,12 @@ EXPORT_DOC = ("docs/results/export-fidelity.md",
               "Measured (albert_mini on SST-2, `benchmarks/export/`)")
 EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was slower, and the fix")
 MOBILE_SDKS = ("docs/results/export-fidelity.md", "Mobile SDKs (measured)")
-TRAINING = ("docs/training.md", "Measured (November 2026)")
-SCALE_THROUGHPUT = ("docs/scale.md", "Input throughput vs the training step (measured)")
-SCALE_CURVES = ("docs/scale.md", "Static records vs dynamic masking: MLM loss (measured)")
+TRAINING = ("docs/results/training-runs-machine-c.md",
+            "Pretraining and finetuning runs, measured on machine C (November 2026)")
+SCALE_THROUGHPUT = ("docs/results/scale-input-throughput-machine-d.md",
+                    "Input throughput vs the training step (measured)")
+SCALE_CURVES = ("docs/results/scale-static-vs-dynamic-machine-d.md",
+                "Static records vs dynamic masking: MLM loss (measured)")
 
 # (NAME, (docs file, heading), minutes on 2 cores, module): one module's main(argv) each.
 for _name, _target, _minutes, _module in (
@@ -164,11 +167,12 @@ for _name, _target, _minutes, _module in (
         ("albert-base-time-budget", ("docs/cpu-benchmark.md", "Why 28 ms and 150 sentences/s "
                                      "are out of reach: the matrix work alone takes 27.3 ms"),
          5, "albert_base_time_budget.py"),
-        ("pretraining-data-memory", ("docs/data.md", "Measured"), 12,
+        ("pretraining-data-memory", ("docs/results/data-creation-machine-c.md", "Pretraining data: counts, memory and throughput (measured)"), 12,
          "pretraining_data_memory.py"),
-        ("pretraining-data-beam", ("docs/data.md", "The Beam runner: measured"), 5,
+        ("pretraining-data-beam", ("docs/results/pretraining-data-beam-machine-d.md", "The Beam runner vs the local runner, measured on an Intel Xeon (machine D class)"), 5,
          "pretraining_data_beam.py"),
-        ("concurrency", ("docs/robustness.md", "Threads"), 3, "concurrency.py"),
+        ("concurrency", ("docs/results/robustness-threads-machine-a.md", "Threads (measured)"), 3,
+         "concurrency.py"),
         ("pretrain-throughput", TRAINING, 5, "pretrain_throughput.py"),
         ("pretraining-probes", TRAINING, 10, "pretraining_probes.py"),
         # Scale (issue #30): input paths vs the training step; static vs dynamic masking.
