@@ -1,7 +1,7 @@
 """Concurrency of the served model: answers under N threads equal single-threaded ones, and
 memory stays flat.
 
-    nice -n 10 .venv/bin/python benchmarks/figures.py concurrency               # tiny model, 8 x 60 s
+    nice -n 10 .venv/bin/python benchmarks/figures.py concurrency     # tiny model, 8 x 60 s
     .venv/bin/python benchmarks/figures.py concurrency --saved_model=serving/sst2/1 \\
         --tflite=edge/sst2_int8 --threads=8 --seconds=60 [--json=out.json]
     python benchmarks/concurrency.py --help        # the same flags, run directly

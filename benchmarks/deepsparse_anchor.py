@@ -24,9 +24,10 @@ times, at ``[1, seq]``:
   (`albert_tf.benchmark.runtimes.TFLiteRunner`); the faster is the baseline.
 
 Rounds interleave every artifact of a model (median of each round's median of ``runs`` calls,
-`albert_tf.benchmark.worker.median_ms`; the table gives the median over rounds). Before timing, each DeepSparse engine's outputs are
-checked against ONNX Runtime's on the same file (`check_rows`): fp32 within
-`FP32_TOLERANCE`; int8 QDQ reported as cosine similarity (two int8 kernels round differently).
+`albert_tf.benchmark.worker.median_ms`; the table gives the median over rounds). Before
+timing, each DeepSparse engine's outputs are checked against ONNX Runtime's on the same file
+(`check_rows`): fp32 within `FP32_TOLERANCE`; int8 QDQ reported as cosine similarity (two
+int8 kernels round differently).
 
     make figures NAME=deepsparse-anchor [ARGS="--models=albert_base --rounds=3"]
     python benchmarks/deepsparse_anchor.py --help      # the same flags, run directly
