@@ -7,11 +7,13 @@
 Without ``--model_dir``, finetunes an albert_tiny-sized span model (position embeddings
 widened to 384, the one length the SDK feeds) for ``--steps`` steps on a SQuAD-format set
 built from the IMDB unlabeled corpus (`albert_tf.data.examples.cloze_squad`: cloze questions,
-no test split exists or is used; ``--data_dir`` or ``$ALBERT_TF_DATA_DIR``), with
-`albert_tf.benchmark.mobile_sdk_span.train_span_model`. Exports the model as a SavedModel (``answer``, ``start_index``, ``end_index``)
-and as an SDK-shaped ``.tflite`` (``--seq_lengths=384``, metadata embedded), answers the
-held-out questions with ``BertQuestionAnswerer`` from the SDK environment (``make sdk``,
-``--sdk_python``; `albert_tflite.sdk_check`) and compares, per example
+no test split exists or is used; ``--data_dir`` or ``$ALBERT_TF_DATA_DIR``) through the
+training stack (`albert_tf.benchmark.mobile_sdk_span.train_span_model`: the
+``finetune_squad_albert_mini`` experiment with its `OVERRIDES`). Exports the model as a
+SavedModel (``answer``, ``start_index``, ``end_index``) and as an SDK-shaped ``.tflite``
+(``--seq_lengths=384``, metadata embedded), answers the held-out questions with
+``BertQuestionAnswerer`` from the SDK environment (``make sdk``, ``--sdk_python``;
+`albert_tflite.sdk_check`) and compares, per example
 (`albert_tf.export.sdk_metadata.compare_spans`):
 
 * **span**: the SDK's answer equals the whitespace-separated context words that contain the
@@ -119,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         model_dir = args.model_dir
         if not model_dir:
             t = time.time()
-            model_dir = train_span_model(os.path.join(tmp, "model"), train, args.steps)
+            model_dir = train_span_model(os.path.join(tmp, "train"), train, args.steps)
             figures["training"] = {"steps": args.steps, "seconds": round(time.time() - t, 1)}
         saved = export_saved_model(model_dir, os.path.join(tmp, "serving"))
         ours = saved_model_answers(saved, held_out)

@@ -2,11 +2,11 @@
 ``BertQuestionAnswerer`` (tflite-support's Python build, through `tests/mobile_sdks.py`) and
 gives our SavedModel's answer on every question tried.
 
-The model is finetuned here for 200 steps (CPU seconds) on SQuAD-format cloze questions built
-from the unlabeled IMDB corpus (`albert_tf.data.examples.cloze_squad`,
-`albert_tf.benchmark.mobile_sdk_span`; the figure: `benchmarks/mobile_sdk_span.py`); the
-held-out questions come
-from other documents, a third upper-cased and a third with curly quotes, accents and a tab.
+The model is finetuned here for 200 steps (CPU seconds; `albert_tf.benchmark.mobile_sdk_span`,
+the training stack) on SQuAD-format cloze questions built from the unlabeled IMDB corpus
+(`albert_tf.data.examples.cloze_squad`; the figure: `benchmarks/mobile_sdk_span.py`); the
+held-out questions come from other documents, a third upper-cased and a third with curly
+quotes, accents and a tab.
 The SDK answers whole words of the original context (split on ``' '``), our SavedModel the
 detokenized pieces of its span; so per question: the SDK's answer is exactly the context
 words that contain the SavedModel's span, and the SavedModel's ``answer`` is part of the

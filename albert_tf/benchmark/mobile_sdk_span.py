@@ -1,6 +1,7 @@
 """The mobile-SDK span study's model and answers (issue #17): a small span model trained on
-the cloze SQuAD set (`albert_tf.data.examples.cloze_squad`), our SavedModel's and our edge
-runner's answers, and SQuAD scores. ``benchmarks/mobile_sdk_span.py`` (``make figures
+the cloze SQuAD set (`albert_tf.data.examples.cloze_squad`) through the training stack
+(`train_span_model`: ``albert-tf-finetune --task=squad`` in-process), our SavedModel's and
+our edge runner's answers, and SQuAD scores. ``benchmarks/mobile_sdk_span.py`` (``make figures
 NAME=mobile-sdk-span``) and ``tests/test_mobile_sdk_span.py`` put them side by side with
 TFLite Task Library's ``BertQuestionAnswerer`` (`albert_tf.export.sdk_metadata.compare_spans`);
 the SDK itself runs in its own environment, outside this package.
@@ -8,12 +9,23 @@ the SDK itself runs in its own environment, outside this package.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from typing import Mapping, Sequence
 
 from albert_tf.heads.span import SDK_SPAN_SEQ_LENGTH
 
-TRAIN_SEQ = 128          # training length (contexts are short; positions up to 384 exist)
+# The experiment the span model is trained with, and the study's changes to it: albert_tiny
+# with the 8k vocabulary and 384 positions, trained and recorded at the SDK's length (so the
+# exports pack at it), Adam at 5e-3 without warm-up or weight decay (a quick recipe: the
+# study compares the SDK with our exports, not the model with SQuAD).
+EXPERIMENT = "finetune_squad_albert_mini"
+OVERRIDES = ("model.config=albert_tiny", "model.vocab_size=8000",
+             f"model.max_position_embeddings={SDK_SPAN_SEQ_LENGTH}",
+             f"task.max_seq_length={SDK_SPAN_SEQ_LENGTH}", "task.doc_stride=64",
+             "optimizer.learning_rate=0.005", "optimizer.warmup_fraction=0.0",
+             "optimizer.weight_decay_rate=0.0")
 
 
 def log(*args) -> None:
@@ -21,59 +33,39 @@ def log(*args) -> None:
     print(*args, file=sys.stderr, flush=True)
 
 
-def train_span_model(model_dir: str, train: Sequence[Mapping], steps: int,
-                     batch_size: int = 16, seed: int = 0) -> str:
-    """Finetunes a fresh albert_tiny-sized span model (vocabulary: the shipped 8k
-    SentencePiece, `resources.DEFAULT_VOCAB`; position embeddings widened to
-    `SDK_SPAN_SEQ_LENGTH`, the one length BertQuestionAnswerer feeds) on the cloze ``train``
-    items for ``steps`` steps of ``batch_size`` at `TRAIN_SEQ` ids, and writes the model
-    directory (``task.json``: squad, span, max_seq_length 384, so the exports pack at the
-    SDK's length); its path.
-
-    The study's own quick recipe (Adam 5e-3, one ``tf.function`` step, no warm-up, no
-    evaluation), kept as measured: ``albert-tf-finetune --task=squad`` trains at its
-    ``task.max_seq_length`` and writes that into ``task.json``, so it would train at 384
-    (about 3x the steps' cost) to export at the SDK's length.
-    """
-    import albert_tf
+def span_experiment(work_dir: str, steps: int, batch_size: int = 16, seed: int = 0):
+    """The `ExperimentConfig` that trains the study's span model: `EXPERIMENT` with
+    `OVERRIDES`, ``steps`` steps of ``batch_size``, SQuAD files under ``<work_dir>/data``,
+    the model directory ``<work_dir>/model`` (what ``albert-tf-finetune --task=squad
+    --config_file=finetune_squad_albert_mini --params_override=...`` builds)."""
     from albert_tf import resources
-    from albert_tf.backend import keras, tf
-    from albert_tf.checkpoints import TaskInfo
+    from albert_tf.training.experiment_config import build_experiment
+    config = build_experiment(None, [resources.experiment_path(EXPERIMENT)], [
+        ",".join(OVERRIDES), f"trainer.train_steps={steps}",
+        f"task.train_data.global_batch_size={batch_size}", f"runtime.seed={seed}"])
+    config.model_dir = os.path.join(work_dir, "model")
+    config.task.data_dir = os.path.join(work_dir, "data")
+    config.task.type = "squad"
+    return config
+
+
+def train_span_model(work_dir: str, train: Sequence[Mapping], steps: int,
+                     batch_size: int = 16, seed: int = 0) -> str:
+    """Finetunes a fresh albert_tiny-sized span model (position embeddings widened to
+    `SDK_SPAN_SEQ_LENGTH`, the one length BertQuestionAnswerer feeds) on the cloze
+    ``train`` items (written as ``<work_dir>/data/train-v1.1.json``) for ``steps`` steps
+    through the training stack (`span_experiment`, `albert_tf.training.run_experiment`);
+    the final model directory (``task.json``: squad, span, max_seq_length 384)."""
     from albert_tf.data.examples import squad_json
-    from albert_tf.data.squad import (convert_examples_to_features, read_squad_examples,
-                                      squad_dataset)
-    from albert_tf.export.sdk_metadata import SDK_QA_MAX_QUERY_LENGTH
-    from albert_tf.text.tokenizer import AlbertTokenizer
-
-    keras.utils.set_random_seed(seed)
-    vocab = resources.resolve(resources.DEFAULT_VOCAB)
-    examples = read_squad_examples(squad_json(train), is_training=True)
-    features = convert_examples_to_features(examples, AlbertTokenizer(vocab), TRAIN_SEQ, 64,
-                                            SDK_QA_MAX_QUERY_LENGTH, is_training=True)
-    data = iter(squad_dataset(features, batch_size, True, seed=seed).repeat())
-    config = albert_tf.load_config("albert_tiny").replace(
-        vocab_size=8000, max_position_embeddings=SDK_SPAN_SEQ_LENGTH)
-    model = albert_tf.build_span_extractor(config)
-    optimizer = keras.optimizers.Adam(learning_rate=5e-3)
-    xent = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    @tf.function
-    def step(inputs, labels):
-        with tf.GradientTape() as tape:
-            out = model(inputs, training=True)
-            loss = (xent(labels["start_positions"], out["start_logits"])
-                    + xent(labels["end_positions"], out["end_logits"])) / 2
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    for i in range(steps):
-        loss = step(*next(data))
-        if (i + 1) % 100 == 0:
-            log(f"step {i + 1}: loss {float(loss):.3f}")
-    albert_tf.save_model_dir(model, model_dir, task_info=TaskInfo(
-        "squad", "span", None, SDK_SPAN_SEQ_LENGTH, text_pair=True), vocab_file=vocab)
-    return model_dir
+    from albert_tf.training.trainer import run_experiment
+    from albert_tf.training.squad_task import FILE_NAMES
+    config = span_experiment(work_dir, steps, batch_size, seed)
+    os.makedirs(config.task.data_dir, exist_ok=True)
+    with open(os.path.join(config.task.data_dir, FILE_NAMES["train"][1]), "w",
+              encoding="utf-8") as f:
+        json.dump(squad_json(train), f)
+    run_experiment(config, "train", log=log)
+    return os.path.join(config.model_dir, "final")
 
 
 def calibration_tsv(path: str, items: Sequence[Mapping]) -> str:
