@@ -25,6 +25,34 @@ STEPS = 200
 QUESTIONS = 30
 
 
+class _ThreeCharPieces:
+    """A stand-in tokenizer: every ``' '``-separated word in pieces of up to 3 characters."""
+
+    def encode(self, text: str) -> list[int]:
+        return [hash(w[i:i + 3]) for w in text.split() for i in range(0, len(w), 3)]
+
+    def decode(self, ids: list[int]) -> str:
+        return "decoded"
+
+
+def test_sdk_answer_is_the_words_around_our_span():
+    """`sdk_metadata.sdk_answer_words`: packed positions ``[CLS] question [SEP] context`` map
+    to whole ``' '``-split context words (alpha = alp|ha, beta = bet|a, gamma = gam|ma)."""
+    from albert_tf.export.sdk_metadata import compare_spans, sdk_answer_words
+    tok = _ThreeCharPieces()
+    question, context = "who?", "alpha  beta gamma"   # [CLS] who|? [SEP]: context at 4
+    assert sdk_answer_words(tok, question, context, 5, 6) == "alpha beta"
+    assert sdk_answer_words(tok, question, context, 8, 9) == "gamma"
+    assert sdk_answer_words(tok, question, context, -1, -1) == ""
+    item = {"question": question, "context": context}
+    result = compare_spans([item, item], [{"answer": "decoded", "start_index": 5, "end_index": 6},
+                                          {"answer": "ha", "start_index": 5, "end_index": 5}],
+                           [{"answer": "alpha beta"}, {"answer": "alpha"}], tok)
+    assert (result["examples"], result["span_agreement"], result["within"],
+            result["text_agreement"]) == (2, 2, 1, 1)
+    assert [r["ours"] for r in result["differing"]] == ["ha"]
+
+
 @pytest.fixture(scope="module")
 def run(data_dir, tmp_path_factory) -> dict:
     """The trained model directory, its two exports and the held-out questions."""
