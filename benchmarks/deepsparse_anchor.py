@@ -166,7 +166,10 @@ def main(argv=None) -> int:
     checks and rounds; exit status 1 when a DeepSparse output check failed."""
     args = parse_args(argv, __doc__.split("\n")[0])
     from albert_tf import resources
-    args.data_dir = resources.data_dir(args.data_dir)
+    try:
+        args.data_dir = resources.data_dir(args.data_dir)
+    except resources.DataDirError as error:     # one line, before anything is built
+        sys.exit(f"deepsparse_anchor.py: error: {error}")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.makedirs(args.work_dir, exist_ok=True)
     python = ensure_venv(REQUIREMENTS, VENV, args.base_python)

@@ -114,8 +114,13 @@ def quantization_figures(model_dir: str, work: str, quantization: str, calibrati
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    from albert_tf import resources
     from albert_tf.export.saved_model import export_saved_model
-    train, held_out = cloze_squad(args.data_dir, args.train_examples, args.examples)
+    try:
+        data_dir = resources.data_dir(args.data_dir)
+    except resources.DataDirError as error:     # one line, before anything runs
+        sys.exit(f"mobile_sdk_span.py: error: {error}")
+    train, held_out = cloze_squad(data_dir, args.train_examples, args.examples)
     figures: dict = {"train_examples": len(train), "examples": len(held_out)}
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = args.model_dir

@@ -46,14 +46,13 @@ def parse(argv):
     return p.parse_args(argv)
 
 
-def run(output_dir: str, data_dir: str | None) -> None:
+def run(output_dir: str, data_dir: str) -> None:
     """``albert-tf-run --experiment=run_sparsity_albert_vs_bert`` (resumed when partly
-    done), then the 0% controls."""
-    from albert_tf import resources
+    done) on the data root ``data_dir``, then the 0% controls."""
     start = time.time()
     command = [os.path.join(os.path.dirname(sys.executable), "albert-tf-run"),
                f"--experiment={sparsity_report.EXPERIMENT}", f"--output_dir={output_dir}",
-               f"--data_dir={resources.data_dir(data_dir)}"]
+               f"--data_dir={data_dir}"]
     print(" ".join(command), flush=True)
     subprocess.run(command, cwd=ROOT, check=True)
     sparsity_report.run_controls(output_dir, cwd=ROOT)
@@ -64,7 +63,12 @@ def run(output_dir: str, data_dir: str | None) -> None:
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.run == "true":
-        run(args.output_dir, args.data_dir)
+        from albert_tf import resources
+        try:
+            data_dir = resources.data_dir(args.data_dir)
+        except resources.DataDirError as error:     # one line, before anything runs
+            sys.exit(f"sparsity_albert_vs_bert.py: error: {error}")
+        run(args.output_dir, data_dir)
     sparsity_report.report(args.output_dir, args.plot, args.json)
     return 0
 

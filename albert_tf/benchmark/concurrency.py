@@ -366,6 +366,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(list(argv) if argv is not None else None)
+    from albert_tf import resources
+    try:
+        args.data_dir = resources.data_dir(args.data_dir)
+    except resources.DataDirError as error:     # one line, before anything runs
+        parser.error(str(error))
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from albert_tf.benchmark.cpu import cpu_info
     cpu = cpu_info(measure_clock=False).summary()
