@@ -1,5 +1,6 @@
 """What several tests read beside the package: a repository script loaded as a module
-(`load_script`; tools/tour.py: `load_tour`), and the first whole documents of the shared IMDB corpus (`imdb_head`)."""
+(`load_script`; tools/tour.py: `load_tour`), and the first whole documents of the shared
+IMDB corpus (`imdb_head`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load_script(relative_path: str, name: str | None = None) -> ModuleType:
-    """The script at ``ROOT/relative_path`` (``benchmarks/x.py``, ``examples/...``) as a
-    module, without installing or importing it as a package."""
+    """The script at ``ROOT/relative_path`` (``examples/...``) as a module, without
+    installing or importing it as a package. Never a ``benchmarks/`` script: those drive
+    package code, which the tests import."""
     name = name or os.path.splitext(os.path.basename(relative_path))[0]
     spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relative_path))
     module = importlib.util.module_from_spec(spec)

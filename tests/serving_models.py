@@ -29,17 +29,16 @@ def _build(head: str, leaf: str) -> None:
     ``leaf`` (which is renamed once built), in ``leaf/paths.json``.
 
     The classifier (albert_tiny, labels negative and positive, max_seq_length `SEQ`) is
-    `benchmarks/concurrency.py`'s `build_exports`, test_concurrency.py's exports: the
+    `albert_tf.benchmark.concurrency.build_exports`, test_concurrency.py's exports: the
     SavedModel and the float TFLite export at `TFLITE_LENGTHS`; the other heads are
     `make_model_dir`'s with their SavedModel export (default name and version)."""
     from albert_tf.backend import keras
     os.makedirs(leaf)
     keras.utils.set_random_seed(HEADS[head])
     if head == "classification":
-        from tests.repo_files import load_script
-        bench = load_script("benchmarks/concurrency.py", "concurrency_benchmark")
-        paths = bench.build_exports(leaf, "albert_tiny", seq_length=SEQ,
-                                    tflite_batch=TFLITE_BATCH, seq_lengths=TFLITE_LENGTHS)
+        from albert_tf.benchmark.concurrency import build_exports
+        paths = build_exports(leaf, "albert_tiny", seq_length=SEQ,
+                              tflite_batch=TFLITE_BATCH, seq_lengths=TFLITE_LENGTHS)
     else:
         from albert_tf.export.saved_model import export_saved_model
         from test_export_saved_model import make_model_dir

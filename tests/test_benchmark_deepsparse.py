@@ -1,29 +1,23 @@
-"""``make figures NAME=deepsparse-anchor`` (benchmarks/deepsparse_anchor.py): its table and
-argument errors, and, where ``.venv-deepsparse`` exists (the figure makes it; CI does not),
-DeepSparse's outputs against ONNX Runtime's on a tiny ALBERT's standard-op ONNX."""
+"""``make figures NAME=deepsparse-anchor`` (`albert_tf.benchmark.deepsparse`, driven by
+benchmarks/deepsparse_anchor.py): its table and argument errors, and, where
+``.venv-deepsparse`` exists (the figure makes it; CI does not), DeepSparse's outputs against
+ONNX Runtime's on a tiny ALBERT's standard-op ONNX."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 
 import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
+VENV = os.path.join(ROOT, ".venv-deepsparse")   # where the figure's driver makes it
 
 
 def _anchor():
-    name = "deepsparse_anchor_under_test"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, os.path.join(ROOT, "benchmarks", "deepsparse_anchor.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module       # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    from albert_tf.benchmark import deepsparse
+    return deepsparse
 
 
 def test_table_measures_every_row_against_our_fastest_dense_int8():
@@ -50,7 +44,7 @@ def test_argument_errors_are_one_line_before_anything_runs(capsys):
                           (["--models=albert_base,albert_huge"], "unknown albert_huge"),
                           (["--cores=0"], "--cores must be at least 1")):
         with pytest.raises(SystemExit) as exit_info:
-            a.main(argv)
+            a.parse_args(argv)
         assert exit_info.value.code == 2
         assert message in capsys.readouterr().err
     args = a.parse_args(["--models=bert_base", "--sparsities=0.5"])
@@ -71,8 +65,8 @@ def test_checks_compare_fp32_by_difference_and_int8_by_cosine():
 
 def test_deepsparse_matches_onnx_runtime_on_a_tiny_albert(tmp_path, data_dir):
     a = _anchor()
-    if not a.venv_ready():
-        pytest.skip(f"the DeepSparse venv is missing ({a.deepsparse_python()}): `make figures "
+    if not a.venv_ready(VENV):
+        pytest.skip(f"the DeepSparse venv is missing ({a.deepsparse_python(VENV)}): `make figures "
                     "NAME=deepsparse-anchor` makes it (DeepSparse 1.8, end of life, Python < "
                     "3.12: not a dependency, not on CI)")
     import albert_tf
@@ -94,7 +88,7 @@ def test_deepsparse_matches_onnx_runtime_on_a_tiny_albert(tmp_path, data_dir):
     npz, out = str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")
     np.savez(npz, **peer_feed(("input_ids", "attention_mask", "token_type_ids"), inputs))
     ort = OnnxRunner(path, 1)
-    with a.DeepSparseWorker() as worker:
+    with a.DeepSparseWorker(a.deepsparse_python(VENV)) as worker:
         worker.request("load", key="tiny", path=path, cores=1, batch=1, seq=seq)
         names = worker.request("outputs", key="tiny", inputs=npz, out=out)["names"]
         assert worker.request("time", key="tiny", inputs=npz, runs=3)["ms"] > 0

@@ -1,8 +1,9 @@
-"""Concurrency of the served model (bounded version of ``benchmarks/concurrency.py``).
+"""Concurrency of the served model (bounded version of `albert_tf.benchmark.concurrency`,
+``make figures NAME=concurrency``).
 
 The SavedModel's ``serving_default`` from 8 threads and ONE shared `TFLiteRunner` from 4
 threads, on fixed batches of SST-2 dev sentences: every answer must equal the single-threaded
-answer of the same batch (labels exactly, probabilities within 1e-6; the script's docstring
+answer of the same batch (labels exactly, probabilities within 1e-6; the module's docstring
 says why), and memory must stay flat.
 
 Memory bound: RSS at the end minus RSS after a 1 s warm-up (when TF's kernels and caches and
@@ -16,37 +17,32 @@ the job of the 60 s script (its RSS slope). No assertion on speed.
 from __future__ import annotations
 
 import gc
-import os
 import threading
 import weakref
 
 import pytest
 
-from tests.repo_files import load_script
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_GROWTH_MB = 64
-
-
-def _script():
-    return load_script("benchmarks/concurrency.py", "concurrency_benchmark")
 
 
 @pytest.fixture(scope="module")
 def bench():
-    return _script()
+    from albert_tf.benchmark import concurrency
+    return concurrency
 
 
 @pytest.fixture(scope="module")
 def batches(bench, data_dir):
-    return bench.fixed_batches(bench.sst2_sentences(data_dir), num_batches=32, max_batch=6)
+    from albert_tf.data.task_data import split_texts
+    sentences = split_texts("sst2", "dev", data_dir)[0]
+    return bench.fixed_batches(sentences, num_batches=32, max_batch=6)
 
 
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
     # seq 32 (SST-2 dev: mean 30 ids, longer sentences truncate), TFLite buckets 16 and 32 of
     # static batch 2: the runner's bucketing, batching and padding all run under threads.
-    # The script's `build_exports`, built once per session and shared read-only with the
+    # The benchmark's `build_exports`, built once per session and shared read-only with the
     # serving tests (tests/serving_models.py).
     from serving_models import SEQ, TFLITE_BATCH, TFLITE_LENGTHS, served_head
     assert (SEQ, TFLITE_LENGTHS, TFLITE_BATCH) == (32, [16, 32], 2)

@@ -59,3 +59,22 @@ def test_its_own_folders_are_replaced_only_with_overwrite(tmp_path, data_dir):
         {k: v for k, v in first.items() if outputs.MARKER_FILE not in k}   # deterministic
     with pytest.raises(outputs.OutputError, match="lies inside --data_dir="):
         examples.build_examples(os.path.join(data_dir, "examples"), data_dir)
+
+
+def test_cloze_squad_questions_are_spans_of_their_contexts(data_dir):
+    """`examples.cloze_squad` (the mobile-SDK span study's data): every answer sits at its
+    ``answer_start`` and is what "what" replaced in the question; the held-out items come as
+    an app sends them (every third upper-cased); the same seed gives the same items."""
+    train, held_out = examples.cloze_squad(data_dir, 60, 9)
+    assert len(train) == 60 and len(held_out) == 9
+    for it in train:
+        start = it["answer_start"]
+        assert it["context"][start:start + len(it["answer"])] == it["answer"]
+        assert "what" in it["question"] and it["question"].endswith("?")
+        assert examples.NAME_OR_NUMBER.match(it["answer"].split()[0])
+    assert held_out[1]["question"] == held_out[1]["question"].upper()
+    assert not {it["context"] for it in held_out} & {it["context"] for it in train}
+    assert examples.cloze_squad(data_dir, 60, 9) == (train, held_out)
+    squad = examples.squad_json(train[:2])
+    (paragraph, _) = squad["data"][0]["paragraphs"]
+    assert paragraph["qas"][0]["answers"][0]["text"] == train[0]["answer"]

@@ -2,9 +2,11 @@
 ``BertQuestionAnswerer`` (tflite-support's Python build, through `tests/mobile_sdks.py`) and
 gives our SavedModel's answer on every question tried.
 
-The model is finetuned here for 200 steps (CPU seconds) on SQuAD-format cloze questions built
-from the unlabeled IMDB corpus (`benchmarks/mobile_sdk_span.py`); the held-out questions come
-from other documents, a third upper-cased and a third with curly quotes, accents and a tab.
+The model is finetuned here for 200 steps (CPU seconds; `albert_tf.benchmark.mobile_sdk_span`,
+the training stack) on SQuAD-format cloze questions built from the unlabeled IMDB corpus
+(`albert_tf.data.examples.cloze_squad`; the figure: `benchmarks/mobile_sdk_span.py`); the
+held-out questions come from other documents, a third upper-cased and a third with curly
+quotes, accents and a tab.
 The SDK answers whole words of the original context (split on ``' '``), our SavedModel the
 detokenized pieces of its span; so per question: the SDK's answer is exactly the context
 words that contain the SavedModel's span, and the SavedModel's ``answer`` is part of the
@@ -18,38 +20,68 @@ import os
 import pytest
 
 from tests.mobile_sdks import answers
-from tests.repo_files import load_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 200
 QUESTIONS = 30
 
 
-def _bench():
-    return load_script("benchmarks/mobile_sdk_span.py")
+class _ThreeCharPieces:
+    """A stand-in tokenizer: every ``' '``-separated word in pieces of up to 3 characters."""
+
+    def encode(self, text: str) -> list[int]:
+        return [hash(w[i:i + 3]) for w in text.split() for i in range(0, len(w), 3)]
+
+    def decode(self, ids: list[int]) -> str:
+        return "decoded"
+
+
+def test_sdk_answer_is_the_words_around_our_span():
+    """`sdk_metadata.sdk_answer_words`: packed positions ``[CLS] question [SEP] context`` map
+    to whole ``' '``-split context words (alpha = alp|ha, beta = bet|a, gamma = gam|ma)."""
+    from albert_tf.export.sdk_metadata import compare_spans, sdk_answer_words
+    tok = _ThreeCharPieces()
+    question, context = "who?", "alpha  beta gamma"   # [CLS] who|? [SEP]: context at 4
+    assert sdk_answer_words(tok, question, context, 5, 6) == "alpha beta"
+    assert sdk_answer_words(tok, question, context, 8, 9) == "gamma"
+    assert sdk_answer_words(tok, question, context, -1, -1) == ""
+    item = {"question": question, "context": context}
+    result = compare_spans([item, item], [{"answer": "decoded", "start_index": 5, "end_index": 6},
+                                          {"answer": "ha", "start_index": 5, "end_index": 5}],
+                           [{"answer": "alpha beta"}, {"answer": "alpha"}], tok)
+    assert (result["examples"], result["span_agreement"], result["within"],
+            result["text_agreement"]) == (2, 2, 1, 1)
+    assert [r["ours"] for r in result["differing"]] == ["ha"]
 
 
 @pytest.fixture(scope="module")
 def run(data_dir, tmp_path_factory) -> dict:
     """The trained model directory, its two exports and the held-out questions."""
-    bench = _bench()
-    train, held_out = bench.build_squad(data_dir, 1500, QUESTIONS)
+    from albert_tf.benchmark.mobile_sdk_span import train_span_model
+    from albert_tf.data.examples import cloze_squad
+    from albert_tf.export.saved_model import export_saved_model
+    from albert_tf.export.tflite import export_tflite
+    from albert_tf.heads.span import SDK_SPAN_SEQ_LENGTH
+    train, held_out = cloze_squad(data_dir, 1500, QUESTIONS)
     base = tmp_path_factory.mktemp("sdk_span")
-    model_dir = bench.train_span_model(str(base / "model"), train, STEPS)
-    saved = bench.export_saved(model_dir, str(base / "export"))
-    tflite = bench.export_sdk(model_dir, str(base / "export"))
-    return {"bench": bench, "model_dir": model_dir, "saved": saved, "tflite": tflite,
-            "held_out": held_out}
+    model_dir = train_span_model(str(base / "model"), train, STEPS)
+    saved = export_saved_model(model_dir, str(base / "export" / "serving"))
+    edge = export_tflite(model_dir, str(base / "export" / "edge_none"),
+                         seq_lengths=[SDK_SPAN_SEQ_LENGTH], sdk_metadata="on")
+    return {"model_dir": model_dir, "saved": saved,
+            "tflite": os.path.join(edge, "model.tflite"), "held_out": held_out}
 
 
 @pytest.mark.slow
 def test_sdk_answers_are_the_savedmodel_spans(run):
-    bench, items = run["bench"], run["held_out"]
+    from albert_tf.benchmark.mobile_sdk_span import saved_model_answers
+    from albert_tf.export.sdk_metadata import compare_spans
+    from albert_tf.text.vocabulary import load_tokenizer
+    items = run["held_out"]
     assert len(items) == QUESTIONS
-    ours = bench.saved_model_answers(run["saved"], items)
+    ours = saved_model_answers(run["saved"], items)
     sdk = answers(run["tflite"], "answer", "tflite_support",
                   [[it["question"], it["context"]] for it in items])
-    result = bench.compare(items, ours, sdk)
+    result = compare_spans(items, ours, sdk, load_tokenizer(run["model_dir"]))
     assert result["same_ids"] == QUESTIONS       # the SDK's word-by-word ids are ours
     assert result["span_agreement"] == result["within"] == QUESTIONS, result["differing"]
     assert all(o["start_index"] >= 0 and s["answer"] for o, s in zip(ours, sdk))

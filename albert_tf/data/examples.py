@@ -21,15 +21,24 @@ albert-tf did not write is refused, and an earlier one is replaced only with ``-
     Train: ``num_train`` SST-2 train phrases of at least 6 words holding a lexicon word;
     dev: the SST-2 dev sentences (the rule is the same, so dev measures how well the model
     learned it, on unseen sentences).
+
+Also, as functions (no folder of the command): `cloze_squad`, SQuAD v1.1-format span
+questions (`squad_json`) built from the unlabeled IMDB corpus (``corpus/imdb-unsup.txt``):
+a name or a number of 2-3 consecutive sentences replaced by "what", the sentences the
+context (`cloze_items`); the held-out questions come from other documents and are sent as an
+app may send them (`app_variants`). The mobile-SDK span study trains and compares on these
+(``benchmarks/mobile_sdk_span.py``, ``tests/test_mobile_sdk_span.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import random
+import re
 import sys
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from albert_tf import outputs
 from albert_tf.data.task_data import expected_glue_file
@@ -37,6 +46,11 @@ from albert_tf.data.task_data import expected_glue_file
 TAGS = ("NEG", "O", "POS")
 TASKS = ("rte_choice", "sst2_tags")     # the folders written under --output_dir
 PROGRAM = "python -m albert_tf.data.examples"
+IMDB_CORPUS = ("corpus", "imdb-unsup.txt")   # under the data root
+CLOZE_EVAL_FIRST_DOC = 30_000   # the cloze set's held-out documents of the corpus start here
+# A name (one capitalized word) or a number: what a cloze question asks for.
+NAME_OR_NUMBER = re.compile(r"^\W*([A-Z][a-z]+|\d[\d,.:]*\d|\d)\W*$")
+ClozeItem = dict     # {"question", "context", "answer", "answer_start"} (str, str, str, int)
 
 
 def _check(output_dir: str, name: str, data_dir: str, overwrite: bool) -> str:
@@ -123,6 +137,103 @@ def sst2_tags(data_dir: str, output_dir: str, num_train: int = 6000, seed: int =
                [tagged(t) for t in train[:num_train]])
         _write(os.path.join(stage, "dev.tsv"), ["tokens", "tags"], [tagged(t) for t in dev])
     return out
+
+
+def corpus_documents(data_dir: str, first: int, count: int) -> Iterator[str]:
+    """Documents ``first .. first + count - 1`` of the unlabeled IMDB corpus under the data
+    root ``data_dir`` (`IMDB_CORPUS`; `albert_tf.data.documents.iter_documents`: empty
+    documents are not counted), each one string (its lines joined with spaces)."""
+    from albert_tf.data.documents import iter_documents
+    documents = iter_documents([os.path.join(data_dir, *IMDB_CORPUS)])
+    return (" ".join(lines) for lines in itertools.islice(documents, first, first + count))
+
+
+def _cloze(sentences: list[str], rng: random.Random) -> ClozeItem | None:
+    """A question on 2-3 consecutive ``sentences``: one of them with a name or a number
+    (not its first word: 1-2 capitalized words, or digits) replaced by "what"; the answer
+    stripped of edge punctuation, as SQuAD answers are. None when the context is shorter
+    than 12 or longer than 60 words or holds no such word."""
+    context = " ".join(sentences)
+    if not 12 <= len(context.split()) <= 60:
+        return None
+    candidates = []
+    for target, sentence in enumerate(sentences):
+        words = [m.span() for m in re.finditer(r"\S+", sentence)]
+        if 4 <= len(words) <= 25:
+            candidates += [(target, words, k) for k in range(1, len(words))
+                           if NAME_OR_NUMBER.match(sentence[slice(*words[k])])]
+    if not candidates:
+        return None
+    target, words, a = rng.choice(candidates)
+    sentence = sentences[target]
+    b = a + 1 if a + 1 < len(words) and NAME_OR_NUMBER.match(
+        sentence[slice(*words[a + 1])]) and sentence[words[a][1] - 1].isalnum() else a
+    raw = sentence[words[a][0]:words[b][1]]
+    text = raw.strip(".,;:!?\"'()-*")
+    start = words[a][0] + raw.index(text)
+    question = sentence[:start] + "what" + sentence[start + len(text):]
+    question = question.rstrip(" .!?") + "?"
+    offset = sum(len(s) + 1 for s in sentences[:target])
+    return {"question": question, "context": context, "answer": text,
+            "answer_start": offset + start}
+
+
+def cloze_items(documents: Iterable[str], seed: int, limit: int) -> list[ClozeItem]:
+    """At most ``limit`` cloze items from ``documents``, one per context window of 2 or 3
+    sentences (seeded)."""
+    rng = random.Random(seed)
+    items: list[ClozeItem] = []
+    for doc in documents:
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", doc) if s]
+        i = 0
+        while i < len(sentences) and len(items) < limit:
+            n = rng.choice((2, 3))
+            item = _cloze(sentences[i:i + n], rng)
+            if item:
+                items.append(item)
+            i += n
+        if len(items) >= limit:
+            break
+    return items
+
+
+def squad_json(items: Sequence[ClozeItem], title: str = "imdb-cloze") -> dict:
+    """SQuAD v1.1 JSON of ``items`` (question ids ``q0``, ``q1``, ... in order)."""
+    paragraphs = [{"context": it["context"], "qas": [{
+        "id": f"q{i}", "question": it["question"],
+        "answers": [{"text": it["answer"], "answer_start": it["answer_start"]}]}]}
+        for i, it in enumerate(items)]
+    return {"version": "1.1", "data": [{"title": title, "paragraphs": paragraphs}]}
+
+
+def app_variants(items: Sequence[ClozeItem]) -> list[ClozeItem]:
+    """The items as an app may send them: every third upper-cased, every third with curly
+    quotes, accents and a tab (the mobile SDKs split words on ``' '`` only)."""
+    def app_text(text: str, i: int, context: bool = False) -> str:
+        if i % 3 == 1:
+            return text.upper()
+        if i % 3 == 2:
+            text = text.replace("'", "\u2019").replace("the ", "thé ").replace('"', "\u201c")
+            return text.replace(". ", ".\t", 1) if context else text
+        return text
+
+    return [dict(it, question=app_text(it["question"], i),
+                 context=app_text(it["context"], i, context=True),
+                 answer=app_text(it["answer"], i)) for i, it in enumerate(items)]
+
+
+def cloze_squad(data_dir: str, num_train: int, num_eval: int, seed: int = 0
+                ) -> tuple[list[ClozeItem], list[ClozeItem]]:
+    """``(train, held_out)``: cloze items from the first corpus documents, and held-out ones
+    from the documents starting at `CLOZE_EVAL_FIRST_DOC`, as `app_variants`. ``data_dir``:
+    the data root (None: ``$ALBERT_TF_DATA_DIR``)."""
+    from albert_tf import resources
+    data_dir = resources.data_dir(data_dir)
+    train = cloze_items(corpus_documents(data_dir, 0, max(200, num_train // 3)), seed,
+                        num_train)
+    held_out = cloze_items(corpus_documents(data_dir, CLOZE_EVAL_FIRST_DOC, 50 + num_eval),
+                           seed + 1, num_eval)
+    return train, app_variants(held_out)
 
 
 def build_examples(output_dir: str, data_dir: str | None = None,

@@ -376,3 +376,70 @@ def read_embedded(model: bytes | str) -> dict | None:
     if meta is None:
         return None
     return dict(meta, associated_files=sorted(tflite_metadata.packed_files(model)))
+
+
+# --------------------------------------------------------------- BertQuestionAnswerer's answers
+# BertQuestionAnswerer's kMaxQueryLen: it cuts the question to this many pieces.
+SDK_QA_MAX_QUERY_LENGTH = 64
+
+
+def sdk_answer_words(tokenizer, question: str, context: str, start: int, end: int) -> str:
+    """The text ``BertQuestionAnswerer`` gives for the packed token span ``start..end`` (our
+    span head's ``start_index``/``end_index`` in ``[CLS] question [SEP] context [SEP]``):
+    the context split on ``' '`` (empty words dropped), each word tokenized on its own, the
+    span's first and last tokens mapped to their words, those words and the ones between
+    joined with ``' '`` (what its ``Preprocess``/``ConvertIndexToString`` do); "" for no
+    span. ``tokenizer``: the model's (``encode(text) -> ids``)."""
+    if start < 0:
+        return ""
+    words = [w for w in context.split(" ") if w]
+    token_word = [i for i, w in enumerate(words) for _ in tokenizer.encode(w)]
+    offset = min(len(tokenizer.encode(question)), SDK_QA_MAX_QUERY_LENGTH) + 2  # [CLS] q [SEP]
+    first, last = token_word[start - offset], token_word[end - offset]
+    return " ".join(words[first:last + 1])
+
+
+def word_by_word_same_ids(tokenizer, context: str) -> bool:
+    """Whether tokenizing the ``' '``-split words one by one (as BertQuestionAnswerer does)
+    gives the ids of the whole context (as our SavedModel does): the token positions of a
+    span then agree."""
+    return ([i for w in context.split(" ") if w for i in tokenizer.encode(w)]
+            == tokenizer.encode(context))
+
+
+def normalized_answer(tokenizer, text: str) -> str:
+    """``text`` as our SavedModel spells answers: encoded and decoded by ``tokenizer``
+    (ALBERT preprocessing: lower-cased, accents stripped, quotes normalized)."""
+    return tokenizer.decode(tokenizer.encode(text))
+
+
+def compare_spans(items: Sequence[Mapping], ours: Sequence[Mapping], sdk: Sequence[Mapping],
+                  tokenizer) -> dict:
+    """BertQuestionAnswerer's answers (``sdk``: ``{"answer"}`` each) against our span
+    model's (``ours``: ``answer``, ``start_index``, ``end_index``) on ``items``
+    (``question``, ``context``), per item:
+
+    * **span**: the SDK's answer equals the context words that contain our span
+      (`sdk_answer_words`: the SDK answers whole words, never part of one);
+    * **text**: our ``answer`` (the span's pieces, detokenized) equals the SDK's answer
+      put through `normalized_answer`; true when the span is whole words;
+    * **within**: our ``answer`` is contained in the normalized SDK answer;
+    * **same_ids**: `word_by_word_same_ids` of the context.
+
+    Returns the counts (``examples``, ``span_agreement``, ``text_agreement``, ``within``,
+    ``same_ids``) and the ``differing`` items (not span and within)."""
+    rows = []
+    for it, o, s in zip(items, ours, sdk):
+        expected = sdk_answer_words(tokenizer, it["question"], it["context"], o["start_index"],
+                                    o["end_index"])
+        norm = normalized_answer(tokenizer, s["answer"])
+        rows.append({"question": it["question"], "context": it["context"],
+                     "ours": o["answer"], "sdk": s["answer"], "expected_sdk": expected,
+                     "span": s["answer"] == expected, "text": o["answer"] == norm,
+                     "within": o["answer"] in norm,
+                     "same_ids": word_by_word_same_ids(tokenizer, it["context"])})
+    return {"examples": len(rows), "span_agreement": sum(r["span"] for r in rows),
+            "text_agreement": sum(r["text"] for r in rows),
+            "within": sum(r["within"] for r in rows),
+            "same_ids": sum(r["same_ids"] for r in rows),
+            "differing": [r for r in rows if not (r["span"] and r["within"])]}
