@@ -78,12 +78,12 @@ def convert_dynamic(model, input_shape, dtype) -> bytes:
 def real_model(tmp: str) -> str:
     """The albert_base dynamic-int8 export at [1, SEQ] (random weights)."""
     import albert_tf
+    from albert_tf import resources
     from albert_tf.checkpoints import TaskInfo
     from albert_tf.export.tflite import export_tflite
     config = albert_tf.load_config("albert_base").replace(vocab_size=8000)
     model_dir = os.path.join(tmp, "albert_base")
-    vocab = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                         "official_configs", "vocab", "imdb_pydocs_8k.model")
+    vocab = resources.resolve(resources.DEFAULT_VOCAB)
     albert_tf.save_model_dir(albert_tf.build_classifier(config, 2), model_dir,
                              task_info=TaskInfo("random-head", "classification", ("0", "1"),
                                                 SEQ), vocab_file=vocab)

@@ -27,7 +27,6 @@ import sys
 import numpy as np
 from bench_common import sst2_split
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
 
 
@@ -87,13 +86,13 @@ def lite_labels(export: str, texts: list[str]) -> list[str]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work_dir", required=True)
-    parser.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")))
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--steps", type=int, default=2000)
     args = parser.parse_args(argv)
+    from albert_tf import resources
     from albert_tf.text.wordpiece_training import train_wordpiece
 
-    work, data = os.path.abspath(args.work_dir), os.path.abspath(args.data_dir)
+    work, data = os.path.abspath(args.work_dir), os.path.abspath(resources.data_dir(args.data_dir))
     vocab = os.path.join(work, "vocab", "vocab.txt")
     os.makedirs(os.path.dirname(vocab), exist_ok=True)
     train_wordpiece([os.path.join(data, "corpus", "imdb-unsup.txt")], vocab, vocab_size=8000,

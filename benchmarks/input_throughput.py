@@ -36,13 +36,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")))
+    p.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     p.add_argument("--work_dir", default="/tmp/albert_tf_input_throughput")
     p.add_argument("--documents", type=int, default=2000, help="IMDB reviews in the slice")
     p.add_argument("--batch_size", type=int, default=16)
@@ -163,14 +161,17 @@ def main(argv=None) -> dict:
             results = json.load(f)
         print_table(results)
         return results
+    from albert_tf import resources
     from albert_tf.backend import tf
     from albert_tf.data.dynamic_masking import text_pretraining_dataset
     from albert_tf.data.pretraining import pretraining_dataset
     from albert_tf.data.pretraining_data import PretrainingConfig, create_pretraining_data
 
+    data_dir = resources.data_dir(args.data_dir)
+    vocab = resources.resolve(resources.DEFAULT_VOCAB)
     os.makedirs(args.work_dir, exist_ok=True)
     text = os.path.join(args.work_dir, "imdb_slice.txt")
-    write_slice(args.data_dir, text, args.documents)
+    write_slice(data_dir, text, args.documents)
     config = PretrainingConfig(max_seq_length=args.seq_length,
                                max_predictions_per_seq=args.max_predictions, dupe_factor=1,
                                random_seed=1)
@@ -182,7 +183,7 @@ def main(argv=None) -> dict:
         shutil.rmtree(out, ignore_errors=True)                      # time a fresh creation
         start = time.perf_counter()
         summary = create_pretraining_data(
-            [text], os.path.join(out, "imdb.tfrecord"), VOCAB,
+            [text], os.path.join(out, "imdb.tfrecord"), vocab,
             dataclasses.replace(config, dupe_factor=dupe), num_workers=1, progress=False)
         seconds = time.perf_counter() - start
         results["create"][dupe] = {"instances": summary["instances"], "seconds": seconds,
@@ -197,7 +198,7 @@ def main(argv=None) -> dict:
         return time_batches(ds, args.batches, args.warmup, threads)
 
     def dynamic(threads):
-        ds = text_pretraining_dataset(text, VOCAB, args.batch_size, config, seed=0)
+        ds = text_pretraining_dataset(text, vocab, args.batch_size, config, seed=0)
         return time_batches(ds, args.batches, args.warmup, threads)
 
     for name, fn in (("static", static), ("dynamic", dynamic)):

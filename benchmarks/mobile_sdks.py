@@ -95,16 +95,16 @@ def report(rows: dict[str, dict], n: int) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", required=True, help="a finetuned SST-2 model directory")
-    parser.add_argument("--data_dir", default=os.environ.get("ALBERT_TF_DATA_DIR",
-                                                             os.path.join(ROOT, "..", "shared",
-                                                                          "data")))
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--quantizations", default="none,dynamic,dynamic_per_tensor,int8")
     parser.add_argument("--sdk_python", default=os.environ.get(
         "ALBERT_TF_SDK_PYTHON", os.path.join(ROOT, ".venv-sdk", "bin", "python")))
     parser.add_argument("--limit", type=int, default=0, help="first N dev sentences (0: all)")
     args = parser.parse_args(argv)
+    from albert_tf import resources
     from albert_tf.export.tflite import export_tflite
 
+    args.data_dir = resources.data_dir(args.data_dir)
     texts, gold = sst2_split(args.data_dir)
     if args.limit:
         texts, gold = texts[:args.limit], gold[:args.limit]

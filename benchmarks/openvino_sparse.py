@@ -26,7 +26,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_common import DEFAULT_DATA_DIR, median_invoke_ms  # noqa: E402
+from bench_common import median_invoke_ms  # noqa: E402
 
 SPARSITIES = (0.5, 0.8, 0.9, 0.95)
 
@@ -51,15 +51,17 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--data_dir", default=DEFAULT_DATA_DIR)
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--work_dir", default="/tmp/albert_tf_openvino_sparse")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import openvino as ov
 
+    from albert_tf import resources
     from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.benchmark.runtimes import SPARSE_WEIGHTS_RATE, OpenVinoRunner, token_inputs
     from albert_tf.config import load_config
+    args.data_dir = resources.data_dir(args.data_dir)
     sparsities = [0.0] + [float(s) for s in args.sparsities.split(",")]
     print(f"OpenVINO {ov.__version__} int8 IR, [1, {args.seq}], {args.threads} threads, "
           f"CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE={SPARSE_WEIGHTS_RATE}; CPU: "

@@ -28,8 +28,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import cpu_model  # noqa: E402
 
+from albert_tf import resources  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 RUNS = (("local", "--num_workers=1"), ("local", "--num_workers=2"),
         ("beam", "--direct_num_workers=1"), ("beam", "--direct_num_workers=2"))
 
@@ -41,7 +42,8 @@ def sha256(path: str) -> str:
 
 def run_once(corpus: str, out: str, runner: str, workers: str, args) -> dict:
     cmd = [sys.executable, "-m", "albert_tf.bin.create_pretraining_data",
-           f"--input_file={corpus}", f"--output_file={out}", f"--vocab_file={VOCAB}",
+           f"--input_file={corpus}", f"--output_file={out}",
+           f"--vocab_file={resources.resolve(resources.DEFAULT_VOCAB)}",
            f"--max_seq_length={args.max_seq_length}", "--max_predictions_per_seq=20",
            f"--dupe_factor={args.dupe_factor}", f"--num_shards={args.num_shards}",
            "--noprogress", f"--runner={runner}"]
@@ -67,10 +69,9 @@ def table(result: dict) -> str:
     return "\n".join(rows)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(os.path.dirname(ROOT), "shared", "data")))
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--mb", type=float, default=3.0)
     parser.add_argument("--dupe_factor", type=int, default=2)
     parser.add_argument("--max_seq_length", type=int, default=128)
@@ -80,9 +81,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks",
                                                          "pretraining_data_beam.json"))
     args = parser.parse_args(argv)
+    data_dir = resources.data_dir(args.data_dir)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    with open(os.path.join(args.data_dir, "corpus", "imdb-unsup.txt"), "rb") as f:
+    with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), "rb") as f:
         data = f.read(int(args.mb * 1e6))
     corpus = os.path.join(args.workdir, "imdb.txt")
     with open(corpus, "wb") as f:

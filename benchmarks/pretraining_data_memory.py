@@ -73,12 +73,13 @@ def run_once(inputs: str, output: str, args, summary_file: str) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "data", "corpus",
-                                                         "imdb-unsup.txt"))
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
+    parser.add_argument("--corpus", default=None,
+                        help="default: corpus/imdb-unsup.txt of the data directory")
     parser.add_argument("--copies", type=int, default=10)
     parser.add_argument("--workdir", default="/tmp/albert_tf_pretraining_memory")
-    parser.add_argument("--spm_model_file", default=os.path.join(
-        ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
+    parser.add_argument("--spm_model_file", default=None,
+                        help="default: the shipped official_configs/vocab/imdb_pydocs_8k.model")
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--max_predictions_per_seq", type=int, default=20)
     parser.add_argument("--dupe_factor", type=int, default=1)
@@ -89,6 +90,10 @@ def main(argv=None) -> int:
     parser.add_argument("--output_json", default=os.path.join(ROOT, "benchmarks",
                                                               "pretraining_data_memory.json"))
     args = parser.parse_args(argv)
+    from albert_tf import resources
+    if args.corpus is None:
+        args.corpus = os.path.join(resources.data_dir(args.data_dir), "corpus", "imdb-unsup.txt")
+    args.spm_model_file = args.spm_model_file or resources.resolve(resources.DEFAULT_VOCAB)
 
     os.makedirs(args.workdir, exist_ok=True)
     big = os.path.join(args.workdir, f"corpus_x{args.copies}.txt")

@@ -39,9 +39,7 @@ RUNS = ("static", "dynamic")
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--work_dir", default="/tmp/albert_tf_static_vs_dynamic")
-    p.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")),
-        help="default: $ALBERT_TF_DATA_DIR, else ../shared/data beside the checkout")
+    p.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     p.add_argument("--steps", type=int, default=0,
                    help="optimizer steps of both runs (0: run_quick's albert_mini budget)")
     p.add_argument("--plot", default=PLOT)

@@ -28,7 +28,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_common import DEFAULT_DATA_DIR, cpu_model  # noqa: E402
+from bench_common import cpu_model  # noqa: E402
 
 
 def artifacts(model: str, work_dir: str, data_dir: str, batch: int, seq: int) -> dict:
@@ -68,9 +68,11 @@ def main() -> None:
     parser.add_argument("--model", default="albert_base")
     parser.add_argument("--shapes", default="1x16,1x128")
     parser.add_argument("--work_dir", required=True)
-    parser.add_argument("--data_dir", default=DEFAULT_DATA_DIR)
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
+    from albert_tf import resources
+    args.data_dir = resources.data_dir(args.data_dir)
     print(f"cpu: {cpu_model()}; 1 thread; load average {os.getloadavg()[0]:.2f}")
     print("| model | shape | runtime | CPU ms/invoke (median, p10-p90) | vs fastest int8 | "
           "MiB | cosine to float (min / mean) |")

@@ -29,8 +29,6 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 import numpy as np  # noqa: E402
 
 FRESH_PROCESS = r"""
@@ -67,16 +65,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--work_dir", default="/tmp/export_must_show")
-    parser.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")),
-        help="default: $ALBERT_TF_DATA_DIR, else ../shared/data beside the checkout")
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--base", action="store_true", help="also time ALBERT-base shapes")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
 
     import albert_tf
-    from albert_tf.data.task_data import load_task
+    from albert_tf import resources
+    from albert_tf.data.task_data import expected_glue_file, load_task
     from albert_tf.export.common import ExportError, load_source
     from albert_tf.export.saved_model import export_saved_model
     from albert_tf.export.tflite import export_tflite
@@ -87,7 +84,8 @@ def main(argv=None) -> None:
     results: dict = {}
     work = args.work_dir
     os.makedirs(work, exist_ok=True)
-    task = load_task("sst2", os.path.join(args.data_dir, "glue"))
+    data_dir = resources.data_dir(args.data_dir)
+    task = load_task("sst2", data_dir)
     texts = [ex.text_a for ex in task.dev]
     labels = np.array([int(ex.label) for ex in task.dev])
     source = load_source(args.model_dir)
@@ -152,7 +150,7 @@ def main(argv=None) -> None:
     log(f"model dir without vocabulary: {results['no_vocab_error']}")
 
     # 3. TFLite variants.
-    calibration = os.path.join(args.data_dir, "glue", "SST-2", "train.tsv")
+    calibration = expected_glue_file(data_dir, "sst2", "train")
     variants = {
         "float32": dict(quantization="none"),
         "float16": dict(quantization="float16"),
