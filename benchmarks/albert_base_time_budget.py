@@ -31,7 +31,6 @@ import tempfile
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import numpy as np  # noqa: E402
-from bench_common import median_invoke_ms  # noqa: E402
 
 SEQ, HIDDEN, HEADS, FFN, LAYERS, EMBED = 128, 768, 12, 3072, 12, 128
 
@@ -109,7 +108,8 @@ def time_model(path: str, runs: int, threads: int) -> float:
         else:
             value = rng.standard_normal(detail["shape"]).astype(np.float32)
         interpreter.set_tensor(detail["index"], value)
-    return median_invoke_ms(interpreter.invoke, runs)
+    from albert_tf.benchmark.worker import median_ms
+    return median_ms(interpreter.invoke, runs)
 
 
 def main(argv=None) -> None:

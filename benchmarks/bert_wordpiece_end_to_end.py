@@ -25,7 +25,6 @@ import subprocess
 import sys
 
 import numpy as np
-from bench_common import sst2_split
 
 BIN = os.path.dirname(sys.executable)
 
@@ -90,6 +89,7 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=2000)
     args = parser.parse_args(argv)
     from albert_tf import resources
+    from albert_tf.data.task_data import split_texts
     from albert_tf.text.wordpiece_training import train_wordpiece
 
     work, data = os.path.abspath(args.work_dir), os.path.abspath(resources.data_dir(args.data_dir))
@@ -114,7 +114,7 @@ def main(argv=None) -> None:
         "--overwrite")
     run("albert-tf-export", f"--model_dir={best}", "--format=tflite", f"--output={text}",
         "--with_tokenizer", "--overwrite")
-    texts, gold = sst2_split(data)
+    texts, _, gold = split_texts("sst2", "dev", data)
     keras = keras_probabilities(best, texts)
     served = served_probabilities(os.path.join(serving, "sst2", "1"), texts)
     by_ids, in_graph = lite_labels(ids, texts), lite_labels(text, texts)

@@ -28,9 +28,7 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import shutil
-import subprocess
 import sys
 import time
 
@@ -57,23 +55,6 @@ def parse(argv):
     return p.parse_args(argv)
 
 
-def cpu_line() -> str:
-    """``Model name`` of lscpu, the vector extensions that matter, the cores."""
-    name, flags = platform.processor() or "unknown CPU", set()
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                name = line.split(":", 1)[1].strip()
-            if line.startswith("Flags:"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
-           if f in flags]
-    return f"{name}, {' '.join(isa) or 'no AVX2'}, {os.cpu_count()} cores"
-
-
 def write_slice(data_dir: str, path: str, documents: int) -> None:
     from albert_tf.data.documents import iter_documents
     with open(path, "w", encoding="utf-8") as f:
@@ -91,13 +72,12 @@ def time_batches(ds, batches: int, warmup: int, threads: int | None) -> float:
         options = tf.data.Options()
         options.threading.private_threadpool_size = threads
         ds = ds.with_options(options)
+    from albert_tf.benchmark.worker import time_call
     it = iter(ds)
-    for _ in range(warmup):
-        next(it)
-    count, start = 0, time.perf_counter()
-    for _ in range(batches):
-        count += int(next(it)["input_word_ids"].shape[0])
-    return count / (time.perf_counter() - start)
+    sizes = []
+    latencies = time_call(lambda: sizes.append(int(next(it)["input_word_ids"].shape[0])),
+                          batches, 0.0, warmup)
+    return sum(sizes[warmup:]) / (sum(latencies) / 1e3)
 
 
 def train_rate(model: str, args) -> float:
@@ -163,6 +143,7 @@ def main(argv=None) -> dict:
         return results
     from albert_tf import resources
     from albert_tf.backend import tf
+    from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.data.dynamic_masking import text_pretraining_dataset
     from albert_tf.data.pretraining import pretraining_dataset
     from albert_tf.data.pretraining_data import PretrainingConfig, create_pretraining_data
@@ -175,7 +156,7 @@ def main(argv=None) -> dict:
     config = PretrainingConfig(max_seq_length=args.seq_length,
                                max_predictions_per_seq=args.max_predictions, dupe_factor=1,
                                random_seed=1)
-    results = {"cpu": cpu_line(), "tf": tf.__version__,
+    results = {"cpu": cpu_info(measure_clock=False).summary(), "tf": tf.__version__,
                "config": dict(vars(args), cores=os.cpu_count()),
                "slice_mb": os.path.getsize(text) / 1e6, "create": {}}
     for dupe in sorted({1, *(int(d) for d in args.dupe_factors.split(",") if d)}):

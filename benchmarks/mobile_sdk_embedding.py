@@ -52,13 +52,12 @@ def rte_pairs(data_dir: str, splits: Sequence[str]) -> dict[str, list[Pair]]:
     """RTE (``sentence1``, ``sentence2``) pairs of ``splits`` by label."""
     if "test" in splits:
         raise SystemExit("--splits: the test split is for final evaluation only.")
+    from albert_tf.data.task_data import split_texts
     pairs: dict[str, list[Pair]] = {"entailment": [], "not_entailment": []}
     for split in splits:
-        with open(os.path.join(data_dir, "glue", "RTE", f"{split}.tsv"), encoding="utf-8") as f:
-            rows = [line.rstrip("\n").split("\t") for line in f][1:]
-        for row in rows:
-            if len(row) >= 4 and row[3] in pairs:
-                pairs[row[3]].append((row[1].strip(), row[2].strip()))
+        for first, second, label in zip(*split_texts("rte", split, data_dir)):
+            if label in pairs:
+                pairs[label].append((first.strip(), second.strip()))
     return pairs
 
 

@@ -24,9 +24,6 @@ import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench_common import median_invoke_ms  # noqa: E402
 
 SPARSITIES = (0.5, 0.8, 0.9, 0.95)
 
@@ -60,12 +57,13 @@ def main(argv=None) -> int:
     from albert_tf import resources
     from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.benchmark.runtimes import SPARSE_WEIGHTS_RATE, OpenVinoRunner, token_inputs
+    from albert_tf.benchmark.worker import median_ms
     from albert_tf.config import load_config
     args.data_dir = resources.data_dir(args.data_dir)
     sparsities = [0.0] + [float(s) for s in args.sparsities.split(",")]
     print(f"OpenVINO {ov.__version__} int8 IR, [1, {args.seq}], {args.threads} threads, "
           f"CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE={SPARSE_WEIGHTS_RATE}; CPU: "
-          f"{cpu_info(measure_clock=False).model_name}")
+          f"{cpu_info(measure_clock=False).summary()}")
     print("| model | sparsity | ms (dense kernels) | ms (sparse rate) | vs dense int8 IR |")
     print("|---|---|---|---|---|")
     for name in args.models.split(","):
@@ -76,7 +74,7 @@ def main(argv=None) -> int:
         rounds = {key: [] for key in runs}
         for _ in range(args.rounds):
             for key, invoke in runs.items():
-                rounds[key].append(median_invoke_ms(invoke, args.runs))
+                rounds[key].append(median_ms(invoke, args.runs))
         ms = {key: float(np.median(values)) for key, values in rounds.items()}
         dense = ms[0.0, None]
         for s in sparsities:

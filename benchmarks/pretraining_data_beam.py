@@ -25,10 +25,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import cpu_model  # noqa: E402
-
-from albert_tf import resources  # noqa: E402
+from albert_tf import resources
+from albert_tf.benchmark.cpu import cpu_info
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = (("local", "--num_workers=1"), ("local", "--num_workers=2"),
@@ -107,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             "median_seconds": seconds[len(seconds) // 2], "instances": mine[0]["instances"],
             "shard_records": mine[0]["shard_records"],
             "identical": all(r["sha256"] == reference for r in mine)})
-    result = {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(),
+    result = {"cpu_model": cpu_info(measure_clock=False).model_name, "cpu_count": os.cpu_count(),
               "load_average_before_after": [round(load_before[0], 2),
                                             round(os.getloadavg()[0], 2)],
               "input_mb": round(os.path.getsize(corpus) / 1e6, 2),

@@ -21,14 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench_common import cpu_model  # noqa: E402
 
 
 def artifacts(model: str, work_dir: str, data_dir: str, batch: int, seq: int) -> dict:
@@ -72,8 +68,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
     from albert_tf import resources
+    from albert_tf.benchmark.cpu import cpu_info
+    from albert_tf.benchmark.worker import time_call
     args.data_dir = resources.data_dir(args.data_dir)
-    print(f"cpu: {cpu_model()}; 1 thread; load average {os.getloadavg()[0]:.2f}")
+    print(f"cpu: {cpu_info(measure_clock=False).summary()}; 1 thread; load average {os.getloadavg()[0]:.2f}")
     print("| model | shape | runtime | CPU ms/invoke (median, p10-p90) | vs fastest int8 | "
           "MiB | cosine to float (min / mean) |")
     print("|---|---|---|---|---|---|---|")
@@ -101,10 +99,7 @@ def main() -> None:
         cpu = {k: [] for k in its}
         for _ in range(args.rounds):
             for name, it in its.items():
-                for _ in range(5):
-                    start = time.thread_time()
-                    it.invoke()
-                    cpu[name].append((time.thread_time() - start) * 1e3)
+                cpu[name] += time_call(it.invoke, 5, 0.0, 0, clock=time.thread_time)
         medians = {k: float(np.median(v)) for k, v in cpu.items()}
         fastest_int8 = min(medians["tflite_int8"], medians["tflite_dynamic"])
         for name, values in cpu.items():

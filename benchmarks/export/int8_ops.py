@@ -20,9 +20,9 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
-from bench_common import median_invoke_ms  # noqa: E402
 
 from albert_tf.backend import keras, tf  # noqa: E402
+from albert_tf.benchmark.worker import median_ms  # noqa: E402
 
 S, H, N, D, I = 128, 768, 12, 64, 3072
 
@@ -75,7 +75,7 @@ def time_model(content: bytes, threads: int, delegate: bool, runs: int = 30):
     delegated = sum(op["op_name"] == "DELEGATE" for op in it._get_ops_details())
     for d in it.get_input_details():
         it.set_tensor(d["index"], np.ones(d["shape"], d["dtype"]))
-    return median_invoke_ms(it.invoke, runs), delegated
+    return median_ms(it.invoke, runs), delegated
 
 
 def model_op_counts(path: str) -> collections.Counter:

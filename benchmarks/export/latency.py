@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -30,6 +29,7 @@ def main(argv=None) -> None:
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
 
+    from albert_tf.benchmark.worker import time_call
     from albert_tf.export.metadata import read_metadata
     from albert_tflite.benchmark import _inputs
     from albert_tflite.runner import make_interpreter, model_file
@@ -50,11 +50,7 @@ def main(argv=None) -> None:
         models[name] = (runner, feed, [], [])
     for _ in range(args.rounds):
         for name, (runner, feed, all_times, medians) in models.items():
-            times = []
-            for _ in range(args.runs):
-                start = time.perf_counter()
-                runner(**feed)
-                times.append((time.perf_counter() - start) * 1e3)
+            times = time_call(lambda: runner(**feed), args.runs, 0.0, 0)
             all_times += times
             medians.append(float(np.median(times)))
     results = {}
