@@ -146,3 +146,8 @@ def main(argv=None) -> None:
                      "gop": round(gop[name], 2),
                      "fraction_of_int8_peak": round(gop[name] / (ms / 1e3) / peak, 3)}
     print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

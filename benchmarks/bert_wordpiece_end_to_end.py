@@ -143,3 +143,8 @@ def read_json(path: str) -> dict:
 
 def accuracy_of(a: list[str], b: list[str]) -> float:
     return sum(x == y for x, y in zip(a, b)) / len(a)
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -19,3 +19,8 @@ def main() -> None:
         save_result(name, {"method": f"PTQ int8 ({float_ops} float ops)",
                            "params": model.count_params(), **scored(file, inputs)})
     log("done")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

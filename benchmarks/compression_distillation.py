@@ -51,3 +51,8 @@ def main() -> None:
         "method": "same student trained directly (no teacher)", "model_dir": directory,
         "params": direct.count_params(), "keras_dev_accuracy": keras_accuracy(direct, inputs),
         **scored(export(directory, "student_direct"), inputs)})
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

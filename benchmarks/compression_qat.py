@@ -58,3 +58,8 @@ def main(argv=None) -> None:
         if "sparsity_after_qat" in report:
             result["sparsity_after_qat"] = report["sparsity_after_qat"]["total"]
         save_result(f"{args.name}_{mode}", result)
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -26,3 +26,8 @@ def main() -> None:
             file = export(model_dir, label, quantization=quantization)
             save_result(label, {"method": f"{name}, TFLite {quantization}",
                                 **scored(file, inputs)})
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -32,3 +32,8 @@ def main() -> None:
         "start_dev_accuracy": report["dev"]["start"]["accuracy"],
         **scored(export(directory, "structured"), inputs),
         "plan": report["structured"]["plan"]})
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -1,16 +1,17 @@
 """Every measured figure of docs/ by name: the one command that regenerates a table.
 
     make figures NAME=<name> [ARGS="--flag=value ..."]     # with the project venv
-    python benchmarks/figures.py <name> [--flag=value ...]  # or: python -m benchmarks.figures
-    python benchmarks/figures.py --list                    # NAME, cost, the docs table it feeds
+    python benchmarks/figures.py <name> [--flag=value ...]
+    python benchmarks/figures.py --list [--json]           # NAME, cost, the docs table it feeds
 
 A figure is a function registered with ``@figure(NAME, doc, heading, minutes)``: the docs file
 and the heading of the section whose table it produces, and a rough cost in minutes on this
-project's 2-core machines (``script(...)`` registers one module's ``main(argv)`` that way). The function runs the logic of a module of benchmarks/ (imported
-only when that figure runs, so ``--list`` imports no TensorFlow); arguments after NAME go to
-that module's parser (``make figures NAME=<name> ARGS=--help`` shows them). Multi-step
-figures (``compression``, ``export-must-show``) run each step as its own figure in a fresh
-process, niced where the step trains and not where it times.
+project's 2-core machines. ``script(...)`` registers one script of benchmarks/: the figure
+runs it in a fresh process, ``python benchmarks/<path>.py ARGS`` from the repository root,
+so this file imports no script and no TensorFlow; arguments after NAME go to that script's
+parser (``make figures NAME=<name> ARGS=--help`` shows them). Multi-step figures
+(``compression``, ``export-must-show``) run each step as its own figure in a fresh process,
+niced where the step trains and not where it times.
 
 ``tests/test_figures.py`` checks that every figure names an existing docs file and heading,
 and that every table in docs/ names the command that regenerates it (or its source).
@@ -18,10 +19,11 @@ and that every table in docs/ names the command that regenerates it (or its sour
 
 from __future__ import annotations
 
+import ast
 import dataclasses
-import importlib.util
-import inspect
+import json
 import os
+import subprocess
 import sys
 from typing import Callable, Sequence
 
@@ -38,80 +40,76 @@ class Figure:
     minutes: float      # rough cost on 2 cores
     run: Callable[[list[str]], object]
     summary: str
+    command: str = ""   # what it runs (a script's path), for --list --json
 
 
 FIGURES: dict[str, Figure] = {}
 
 
-def figure(name: str, doc: str, heading: str, minutes: float):
+def figure(name: str, doc: str, heading: str, minutes: float, command: str = ""):
     """Registers the decorated ``fn(argv)`` as figure ``name``."""
     def register(fn):
         if name in FIGURES:
             raise ValueError(f"figure {name!r} registered twice")
         summary = (fn.__doc__ or "").strip().split("\n")[0]
-        FIGURES[name] = Figure(name, doc, heading, minutes, fn, summary)
+        FIGURES[name] = Figure(name, doc, heading, minutes, fn, summary,
+                               command or f"python benchmarks/figures.py {name}")
         return fn
     return register
 
 
-def _import_paths() -> None:
-    """The repository, benchmarks/ and benchmarks/export/ importable, as the modules of
-    benchmarks/ import their siblings (``from compression_common import ...``)."""
-    for directory in (ROOT, HERE, os.path.join(HERE, "export")):
-        if directory not in sys.path:
-            sys.path.insert(0, directory)
+def run_script(relative_path: str, argv: Sequence[str], nice: bool = False,
+               log: str | None = None) -> int:
+    """Runs ``benchmarks/<relative_path>`` with ``argv`` in a fresh process from the
+    repository root (``nice -n 10`` for training steps; timings are not niced), its output
+    to ``log`` when given; returns its exit status."""
+    path = os.path.join(HERE, relative_path)
+    if not has_main_block(path):
+        raise SystemExit(f"figures: error: benchmarks/{relative_path} has no "
+                         "`if __name__ == \"__main__\":` block to run")
+    cmd = (["nice", "-n", "10"] if nice else []) + [sys.executable, path, *argv]
+    if log is None:
+        return subprocess.run(cmd, cwd=ROOT, check=False).returncode
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    with open(log, "w") as out:
+        return subprocess.run(cmd, cwd=ROOT, check=False, stdout=out,
+                              stderr=subprocess.STDOUT).returncode
 
 
-def load(relative_path: str):
-    """A module of benchmarks/ by path (``compression_qat.py``, ``export/latency.py``)."""
-    _import_paths()
-    name = os.path.splitext(os.path.basename(relative_path))[0]
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, relative_path))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def call_main(relative_path: str, argv: Sequence[str]):
-    """``main(argv)`` of that module (``main()`` when it takes no arguments: then any argument
-    is an error)."""
-    main = load(relative_path).main
-    if inspect.signature(main).parameters:
-        return main(list(argv))
-    if argv:
-        raise SystemExit(f"error: {relative_path} takes no arguments (got {' '.join(argv)})")
-    return main()
+def has_main_block(path: str) -> bool:
+    """Whether the script at ``path`` runs anything when started (read, not imported)."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return any(isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+               for node in tree.body)
 
 
 def steps(*names_and_args, log_dir: str | None = None) -> None:
     """Runs figures one after another, each in a fresh process: ``(name, args, nice)``; with
     ``log_dir``, each one's output goes to ``<log_dir>/<name><args>.log``."""
-    _import_paths()
-    from bench_common import run_figure
     for name, args, nice in names_and_args:
         tag = "".join(a.replace("--", "-").replace("=", "-") for a in args)
         log = os.path.join(log_dir, f"{name}{tag}.log") if log_dir else None
         print(f"figures: {name} {' '.join(args)}" + (f" > {log}" if log else ""), flush=True)
-        run_figure(name, *args, nice=nice, log=log)
+        status = run_script("figures.py", [name, *args], nice=nice, log=log)
+        if status:
+            raise SystemExit(f"figures: error: step {name} failed (exit {status})"
+                             + (f"; its output is in {log}" if log else ""))
 
 
 def load_doc(relative_path: str) -> str:
     """The first line of a module's docstring, read without importing the module."""
-    import ast
     with open(os.path.join(HERE, relative_path), encoding="utf-8") as f:
         doc = ast.get_docstring(ast.parse(f.read())) or ""
     return doc.strip().split("\n")[0]
 
 
-def script(name: str, doc: str, heading: str, minutes: float, module: str) -> None:
-    """Registers figure ``name``: ``main(argv)`` of the benchmarks/ module ``module``."""
+def script(name: str, doc: str, heading: str, minutes: float, path: str) -> None:
+    """Registers figure ``name``: the script ``benchmarks/<path>`` run with the arguments."""
     def run(argv):
-        return call_main(module, argv)
-    run.__doc__ = load_doc(module)
-    figure(name, doc, heading, minutes)(run)
+        return run_script(path, argv)
+    run.__doc__ = load_doc(path)
+    figure(name, doc, heading, minutes, command=f"python benchmarks/{path}")(run)
 
 
 COMPRESSION_DOC = ("docs/results/compression-sst2.md",
@@ -127,8 +125,8 @@ SCALE_THROUGHPUT = ("docs/results/scale-input-throughput-machine-d.md",
 SCALE_CURVES = ("docs/results/scale-static-vs-dynamic-machine-d.md",
                 "Static records vs dynamic masking: MLM loss (measured)")
 
-# (NAME, (docs file, heading), minutes on 2 cores, module): one module's main(argv) each.
-for _name, _target, _minutes, _module in (
+# (NAME, (docs file, heading), minutes on 2 cores, script): one script of benchmarks/ each.
+for _name, _target, _minutes, _path in (
         # Compression: every step starts from compression-start's model (see `compression`).
         ("compression-baseline", COMPRESSION_DOC, 10, "compression_baseline.py"),
         ("compression-structured", COMPRESSION_DOC, 15, "compression_structured.py"),
@@ -181,7 +179,7 @@ for _name, _target, _minutes, _module in (
         ("bert-wordpiece-end-to-end",
          ("docs/experiment.md", "`run_albert_vs_bert`: ALBERT and BERT as trained models"), 20,
          "bert_wordpiece_end_to_end.py")):
-    script(_name, *_target, _minutes, _module)
+    script(_name, *_target, _minutes, _path)
 
 
 def _compression_out() -> str:
@@ -192,7 +190,6 @@ def _compression_out() -> str:
 def compression_start(argv):
     """The finetuned starting point of every compression experiment: albert_small (H=256,
     4 heads, I=1024, L=4, all layers shared) on SST-2, trained with albert-tf-finetune."""
-    import subprocess
     subprocess.run([sys.executable, "-m", "albert_tf.bin.finetune", "--task=sst2",
                     "--config_file=compress_sst2_start_albert_small",
                     f"--model_dir={os.path.join(_compression_out(), 'start')}", *argv],
@@ -238,13 +235,25 @@ def listing() -> list[str]:
             for f in sorted(FIGURES.values(), key=lambda f: f.name)]
 
 
+def listing_json() -> str:
+    """Every figure as JSON (name, doc, heading, minutes, summary, command), sorted by name:
+    what tests and tools read instead of importing this file."""
+    return json.dumps([{field: getattr(f, field) for field in
+                        ("name", "doc", "heading", "minutes", "summary", "command")}
+                       for f in sorted(FIGURES.values(), key=lambda f: f.name)], indent=1)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if argv else 2
     if argv[0] == "--list":
-        print("\n".join(listing()))
+        if argv[1:] not in ([], ["--json"]):
+            print(f"figures: error: --list takes only --json (got {' '.join(argv[1:])})",
+                  file=sys.stderr)
+            return 2
+        print(listing_json() if argv[1:] else "\n".join(listing()))
         return 0
     name, rest = argv[0], argv[1:]
     if name not in FIGURES:

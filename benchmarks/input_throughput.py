@@ -193,6 +193,6 @@ def main(argv=None) -> dict:
             json.dump(results, f, indent=1)
     return results
 
-
 if __name__ == "__main__":
-    main()
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -210,3 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1)
     return 0
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

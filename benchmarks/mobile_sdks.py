@@ -16,11 +16,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 SDKS = ("mediapipe", "tflite_support")
 
 
@@ -107,3 +105,8 @@ def main(argv=None) -> None:
             rows[q] = score_export(os.path.join(out, "model.tflite"), args.sdk_python, texts,
                                    gold, args.data_dir, args.limit)
     report(rows, len(texts))
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

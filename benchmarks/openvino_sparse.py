@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 import numpy as np
 
@@ -82,6 +81,6 @@ def main(argv=None) -> int:
                   f"{dense / min(ms[s, None], ms[s, SPARSE_WEIGHTS_RATE]):.2f}x |", flush=True)
     return 0
 
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from albert_tf.cli import script_main
+    script_main(main)

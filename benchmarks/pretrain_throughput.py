@@ -184,3 +184,8 @@ def main(argv=None) -> dict:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
     return result
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

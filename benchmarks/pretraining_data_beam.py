@@ -122,6 +122,6 @@ def main(argv: list[str] | None = None) -> int:
     print(table(result))
     return 0 if result["identical"] else 1
 
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from albert_tf.cli import script_main
+    script_main(main)

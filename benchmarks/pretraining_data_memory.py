@@ -130,3 +130,8 @@ def main(argv=None) -> int:
         f.write("\n")
     print(json.dumps({"peak_tree_rss_ratio": results["peak_tree_rss_ratio"]}))
     return 0 if results["peak_tree_rss_ratio"] <= 1.2 else 1
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

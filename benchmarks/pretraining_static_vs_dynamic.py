@@ -26,7 +26,6 @@ import glob
 import json
 import os
 import subprocess
-import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,7 +63,6 @@ def _run(command: list[str], log: str) -> None:
 
 def prepare(args):
     """run_quick's config, paths and the commands of both runs (data made when missing)."""
-    sys.path.insert(0, ROOT)
     from albert_tf.pipeline import driver
     from albert_tf.pipeline.pipeline_config import load_pipeline_config, resolve_data_dir
 
@@ -179,6 +177,6 @@ def main(argv=None) -> int:
         print("\nwall seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()))
     return 0
 
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from albert_tf.cli import script_main
+    script_main(main)

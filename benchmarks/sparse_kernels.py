@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 import numpy as np
 
@@ -118,6 +117,6 @@ def main(argv=None) -> int:
         print(f"| {variant} | {sparsity:.0%} | {mib:.1f} | {ms:.2f} | {int8_ms / ms:.2f}x |")
     return 0
 
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -59,14 +59,14 @@ def sequence_output(it) -> np.ndarray:
     return it.get_tensor(out["index"]).reshape(-1, out["shape"][-1])
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="albert_base")
     parser.add_argument("--shapes", default="1x16,1x128")
     parser.add_argument("--work_dir", required=True)
     parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--rounds", type=int, default=10)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from albert_tf import resources
     from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.benchmark.worker import time_call
@@ -109,6 +109,6 @@ def main() -> None:
                   f"{os.path.getsize(files[name]) / 2**20:.1f} | "
                   f"{drift[name][0]:.4f} / {drift[name][1]:.4f} |")
 
-
 if __name__ == "__main__":
-    main()
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -128,3 +128,8 @@ def main(argv=None) -> None:
     albert_tf.save_model_dir(model, args.output, config=config, task_info=task_info,
                              vocab_file=VOCAB)
     print(f"saved {args.output}")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -102,3 +102,8 @@ def main(argv=None) -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -62,3 +62,8 @@ def main(argv=None) -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"threads": args.threads, "results": results}, f, indent=2)
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

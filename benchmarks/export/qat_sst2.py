@@ -54,3 +54,8 @@ def main(argv=None) -> None:
                 break
     qat.save(args.output, include_optimizer=False)
     print(f"saved {args.output}")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -222,3 +222,8 @@ def main(argv=None) -> None:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
     log(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)
