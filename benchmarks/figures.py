@@ -60,14 +60,20 @@ def figure(name: str, doc: str, heading: str, minutes: float, command: str = "")
 
 def run_script(relative_path: str, argv: Sequence[str], nice: bool = False,
                log: str | None = None) -> int:
-    """Runs ``benchmarks/<relative_path>`` with ``argv`` in a fresh process from the
-    repository root (``nice -n 10`` for training steps; timings are not niced), its output
-    to ``log`` when given; returns its exit status."""
+    """Runs ``benchmarks/<relative_path>`` with ``argv`` (`run_command`); returns its exit
+    status."""
     path = os.path.join(HERE, relative_path)
     if not has_main_block(path):
         raise SystemExit(f"figures: error: benchmarks/{relative_path} has no "
                          "`if __name__ == \"__main__\":` block to run")
-    cmd = (["nice", "-n", "10"] if nice else []) + [sys.executable, path, *argv]
+    return run_command([sys.executable, path, *argv], nice, log)
+
+
+def run_command(cmd: Sequence[str], nice: bool = False, log: str | None = None) -> int:
+    """Runs ``cmd`` in a fresh process from the repository root (``nice -n 10`` for
+    training steps; timings are not niced), its output to ``log`` when given; returns its
+    exit status."""
+    cmd = (["nice", "-n", "10"] if nice else []) + list(cmd)
     if log is None:
         return subprocess.run(cmd, cwd=ROOT, check=False).returncode
     os.makedirs(os.path.dirname(log), exist_ok=True)
@@ -151,8 +157,6 @@ for _name, _target, _minutes, _path in (
                                      "BERT (issue #28, measured)"), 23,
          "sparsity_albert_vs_bert.py"),
         # Export (issue 7): the steps of export-must-show, and the op-by-op int8 study.
-        ("export-finetune-sst2", EXPORT_DOC, 15, "export/finetune_sst2.py"),
-        ("export-qat-sst2", EXPORT_DOC, 5, "export/qat_sst2.py"),
         ("export-sst2-must-show", EXPORT_DOC, 20, "export/sst2_must_show.py"),
         ("export-int8-ops", EXPORT_INT8, 5, "export/int8_ops.py"),
         ("export-latency", EXPORT_INT8, 5, "export/latency.py"),
@@ -218,14 +222,25 @@ def compression(argv):
 
 @figure("export-must-show", *EXPORT_DOC, minutes=40)
 def export_must_show(argv):
-    """export-finetune-sst2, export-qat-sst2 and export-sst2-must-show in order, in
-    $ALBERT_TF_EXPORT_WORK (default /tmp/export_must_show); arguments go to the last step."""
+    """albert-tf-finetune (finetune_sst2_albert_mini at seq 128), albert-tf-compress
+    (compress_sst2_qat) and export-sst2-must-show in order, in $ALBERT_TF_EXPORT_WORK
+    (default /tmp/export_must_show); arguments go to the last step."""
     work = os.environ.get("ALBERT_TF_EXPORT_WORK", "/tmp/export_must_show")
-    model = os.path.join(work, "sst2_mini")
-    steps(("export-finetune-sst2", [f"--output={model}"], True),
-          ("export-qat-sst2", [f"--model_dir={model}", f"--output={model}/qat"], True),
-          ("export-sst2-must-show",
-           [f"--model_dir={model}", f"--work_dir={os.path.join(work, 'exports')}", *argv], False))
+    model, qat = os.path.join(work, "sst2_mini"), os.path.join(work, "sst2_qat")
+    train = [
+        [sys.executable, "-m", "albert_tf.bin.finetune", "--task=sst2",
+         "--config_file=finetune_sst2_albert_mini", "--max_seq_length=128",
+         f"--model_dir={model}"],
+        [sys.executable, "-m", "albert_tf.bin.compress", "--config_file=compress_sst2_qat",
+         f"--init_model={os.path.join(model, 'best')}", f"--model_dir={qat}", "--notflite"]]
+    for cmd in train:
+        print(f"figures: {' '.join(cmd[2:])}", flush=True)
+        if run_command(cmd, nice=True):
+            raise SystemExit(f"figures: error: {cmd[2]} failed")
+    steps(("export-sst2-must-show",
+           [f"--model_dir={os.path.join(model, 'best')}",
+            f"--qat_model_dir={os.path.join(qat, 'model')}",
+            f"--work_dir={os.path.join(work, 'exports')}", *argv], False))
 
 
 # ------------------------------------------------------------------------------ CLI

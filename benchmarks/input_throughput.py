@@ -29,7 +29,6 @@ import dataclasses
 import json
 import os
 import shutil
-import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -82,16 +81,15 @@ def time_batches(ds, batches: int, warmup: int, threads: int | None) -> float:
 
 def train_rate(model: str, args) -> float:
     """Examples per second of the training step (in-memory batch)."""
-    sys.path.insert(0, HERE)
     import albert_tf
-    from pretrain_throughput import run_albert_tf, synthetic_batch
-    config = albert_tf.load_config(model)
-    batch = synthetic_batch(config, args.batch_size, args.seq_length, args.max_predictions)
-    run = argparse.Namespace(work_dir=os.path.join(args.work_dir, "train", model),
-                             model_config=model, seq_length=args.seq_length,
-                             max_predictions=args.max_predictions, batch_size=args.batch_size,
-                             jit_compile=False, warmup=args.warmup, steps=args.steps)
-    result = run_albert_tf(run, batch)
+    from albert_tf.data.pretraining import synthetic_batch
+    from albert_tf.training.trainer import pretraining_step_config, time_pretraining_steps
+    config = pretraining_step_config(model, args.batch_size, args.seq_length,
+                                     args.max_predictions,
+                                     os.path.join(args.work_dir, "train", model))
+    batch = synthetic_batch(albert_tf.load_config(model), args.batch_size, args.seq_length,
+                            args.max_predictions)
+    result = time_pretraining_steps(config, batch, args.warmup, args.steps)
     return args.steps * args.batch_size / result["seconds"]
 
 

@@ -2,10 +2,12 @@
 
     make figures NAME=export-must-show    # the three steps below, in $ALBERT_TF_EXPORT_WORK
 
-    nice -n 10 .venv/bin/python benchmarks/figures.py export-finetune-sst2 --output=/tmp/sst2_mini
-    nice -n 10 .venv/bin/python benchmarks/figures.py export-qat-sst2 --model_dir=/tmp/sst2_mini \
-        --output=/tmp/sst2_mini/qat          # for the QAT row
-    nice -n 10 .venv/bin/python benchmarks/figures.py export-sst2-must-show --model_dir=/tmp/sst2_mini \\
+    albert-tf-finetune --task=sst2 --config_file=finetune_sst2_albert_mini \\
+        --max_seq_length=128 --model_dir=/tmp/sst2_mini
+    albert-tf-compress --config_file=compress_sst2_qat --init_model=/tmp/sst2_mini/best \\
+        --model_dir=/tmp/sst2_qat --notflite                      # for the QAT row
+    .venv/bin/python benchmarks/figures.py export-sst2-must-show \\
+        --model_dir=/tmp/sst2_mini/best --qat_model_dir=/tmp/sst2_qat/model \\
         --work_dir=/tmp/export_must_show [--base] [--json=results.json]
 
 1. SavedModel (TF Serving layout) loaded in a fresh process that imports only tensorflow and
@@ -64,6 +66,9 @@ def keras_probabilities(model, tok, texts, seq: int) -> np.ndarray:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
+    parser.add_argument("--qat_model_dir", default=None,
+                        help="the model/ of an albert-tf-compress QAT run from --model_dir "
+                             "(the QAT row; without it, a QAT model in --model_dir if any)")
     parser.add_argument("--work_dir", default="/tmp/export_must_show")
     parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--base", action="store_true", help="also time ALBERT-base shapes")
@@ -164,9 +169,11 @@ def main(argv=None) -> None:
     for name, kwargs in variants.items():
         out_dir = os.path.join(work, "edge", name)
         t = time.time()
+        qat_dir = args.qat_model_dir if name == "qat" else None
         try:
-            export_tflite(args.model_dir, out_dir, seq_lengths=[seq], overwrite=True,
-                          calibration_file=calibration, source=source, **kwargs)
+            export_tflite(qat_dir or args.model_dir, out_dir, seq_lengths=[seq],
+                          overwrite=True, calibration_file=calibration,
+                          source=None if qat_dir else source, **kwargs)
         except ExportError as e:
             results["tflite"][name] = {"error": str(e)}
             log(f"{name}: not exported: {e}")
