@@ -147,10 +147,10 @@ for _name, _target, _minutes, _path in (
         ("compression-latency", COMPRESSION_DOC, 10, "compression_latency.py"),
         ("compression-table", COMPRESSION_DOC, 0.1, "compression_table.py"),
         ("sparse-kernels", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys in "
-                            "TFLite (issue #28, measured)"), 8, "sparse_kernels.py"),
+                            "TFLite (issue #28, measured)"), 8, "sparse_kernels/sparse_kernels.py"),
         ("openvino-sparse-weights", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys "
                                      "in TFLite (issue #28, measured)"), 15,
-         "openvino_sparse.py"),
+         "sparse_kernels/openvino_sparse.py"),
         ("deepsparse-anchor", ("docs/results/sparse-kernels.md", "DeepSparse 1.8: the sparse-CPU anchor "
                                "(issue #28, measured)"), 60, "deepsparse_anchor.py"),
         ("sparsity-albert-vs-bert", ("docs/results/sparsity-albert-vs-bert.md", "Accuracy vs sparsity: ALBERT vs "
@@ -168,11 +168,11 @@ for _name, _target, _minutes, _path in (
         # The rest.
         ("albert-base-time-budget", ("docs/cpu-benchmark.md", "Why 28 ms and 150 sentences/s "
                                      "are out of reach: the matrix work alone takes 27.3 ms"),
-         5, "albert_base_time_budget.py"),
+         5, "albert_base_time_budget/run.py"),
         ("pretraining-data-memory", ("docs/results/data-creation-machine-c.md", "Pretraining data: counts, memory and throughput (measured)"), 12,
-         "pretraining_data_memory.py"),
+         "pretraining_data/memory.py"),
         ("pretraining-data-beam", ("docs/results/pretraining-data-beam-machine-d.md", "The Beam runner vs the local runner, measured on an Intel Xeon (machine D class)"), 5,
-         "pretraining_data_beam.py"),
+         "pretraining_data/beam.py"),
         ("concurrency", ("docs/results/robustness-threads-machine-a.md", "Threads (measured)"), 3,
          "concurrency.py"),
         ("pretrain-throughput", TRAINING, 5, "pretrain_throughput.py"),

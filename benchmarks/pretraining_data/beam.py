@@ -28,7 +28,8 @@ import time
 from albert_tf import resources
 from albert_tf.benchmark.cpu import cpu_info
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 RUNS = (("local", "--num_workers=1"), ("local", "--num_workers=2"),
         ("beam", "--direct_num_workers=1"), ("beam", "--direct_num_workers=2"))
 
@@ -76,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num_shards", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workdir", default="/tmp/albert_tf_pretraining_data_beam")
-    parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks",
-                                                         "pretraining_data_beam.json"))
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "beam.json"),
+                        help="default: the recorded results/beam.json beside this script")
     args = parser.parse_args(argv)
     data_dir = resources.data_dir(args.data_dir)
     shutil.rmtree(args.workdir, ignore_errors=True)

@@ -14,7 +14,7 @@ Issue #28. Builds the artifacts the way ``albert-tf-benchmark`` does
   (random weights: a drift indicator, not an accuracy; the accuracy gate on SST-2 dev is
   tests/test_benchmark_q4_tflite.py).
 
-    python benchmarks/tflite_q4.py --work_dir=/tmp/q4 [--model=albert_base] [--shapes=1x16,1x128]
+    python benchmarks/sparse_kernels/tflite_q4.py --work_dir=/tmp/q4 [--model=albert_base] [--shapes=1x16,1x128]
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ import time
 
 import psutil
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def _tree_rss(proc: psutil.Process) -> tuple[int, int]:
@@ -87,8 +88,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--keep_first_output", default=None,
                         help="Move the 1x run's TFRecords here (e.g. out/pretrain/imdb_128).")
-    parser.add_argument("--output_json", default=os.path.join(ROOT, "benchmarks",
-                                                              "pretraining_data_memory.json"))
+    parser.add_argument("--output_json", default=os.path.join(HERE, "results", "memory.json"),
+                        help="default: the recorded results/memory.json beside this script")
     args = parser.parse_args(argv)
     from albert_tf import resources
     if args.corpus is None:
