@@ -194,10 +194,9 @@ def _compression_out() -> str:
 def compression_start(argv):
     """The finetuned starting point of every compression experiment: albert_small (H=256,
     4 heads, I=1024, L=4, all layers shared) on SST-2, trained with albert-tf-finetune."""
-    subprocess.run([sys.executable, "-m", "albert_tf.bin.finetune", "--task=sst2",
-                    "--config_file=compress_sst2_start_albert_small",
-                    f"--model_dir={os.path.join(_compression_out(), 'start')}", *argv],
-                   cwd=ROOT, check=True)
+    return run_command([sys.executable, "-m", "albert_tf.bin.finetune", "--task=sst2",
+                        "--config_file=compress_sst2_start_albert_small",
+                        f"--model_dir={os.path.join(_compression_out(), 'start')}", *argv])
 
 
 @figure("compression", *COMPRESSION_DOC, minutes=120)
@@ -235,8 +234,9 @@ def export_must_show(argv):
          f"--init_model={os.path.join(model, 'best')}", f"--model_dir={qat}", "--notflite"]]
     for cmd in train:
         print(f"figures: {' '.join(cmd[2:])}", flush=True)
-        if run_command(cmd, nice=True):
-            raise SystemExit(f"figures: error: {cmd[2]} failed")
+        status = run_command(cmd, nice=True)
+        if status:
+            raise SystemExit(f"figures: error: {cmd[2]} failed (exit {status})")
     steps(("export-sst2-must-show",
            [f"--model_dir={os.path.join(model, 'best')}",
             f"--qat_model_dir={os.path.join(qat, 'model')}",
