@@ -442,12 +442,17 @@ def guarded(main):
 def script_main(main) -> None:
     """Runs a script's ``main`` as `guarded` runs a tool's, then exits (the
     ``if __name__ == "__main__":`` line of the scripts of benchmarks/): ``main(argv)``
-    with the command line's arguments (``main()`` when it takes none; then any argument is
-    a one-line error, exit 2). The exit status is ``main``'s int result, else 0."""
+    with the command line's arguments (``main()`` when it takes none; then ``--help``
+    prints the script's docstring and any other argument is a one-line error, exit 2). The
+    exit status is ``main``'s int result, else 0."""
     import inspect
     argv = sys.argv[1:]
     if inspect.signature(main).parameters:
         result = guarded(main)(argv)
+    elif argv in (["-h"], ["--help"]):
+        print((getattr(sys.modules.get("__main__"), "__doc__", None) or "").strip()
+              or f"{os.path.basename(sys.argv[0])}: takes no arguments")
+        result = 0
     elif argv:
         fail(f"{os.path.basename(sys.argv[0])} takes no arguments (got {' '.join(argv)})")
     else:

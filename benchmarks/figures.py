@@ -119,7 +119,7 @@ def script(name: str, doc: str, heading: str, minutes: float, path: str) -> None
 
 
 COMPRESSION_DOC = ("docs/results/compression-sst2.md",
-                   "Compression methods on SST-2, measured (`benchmarks/compression_*.py`)")
+                   "Compression methods on SST-2, measured (`benchmarks/compression/`)")
 EXPORT_DOC = ("docs/results/export-fidelity.md",
               "Measured (albert_mini on SST-2, `benchmarks/export/`)")
 EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was slower, and the fix")
@@ -134,18 +134,18 @@ SCALE_CURVES = ("docs/results/scale-static-vs-dynamic-machine-d.md",
 # (NAME, (docs file, heading), minutes on 2 cores, script): one script of benchmarks/ each.
 for _name, _target, _minutes, _path in (
         # Compression: every step starts from compression-start's model (see `compression`).
-        ("compression-baseline", COMPRESSION_DOC, 10, "compression_baseline.py"),
-        ("compression-structured", COMPRESSION_DOC, 15, "compression_structured.py"),
-        ("compression-pruning", COMPRESSION_DOC, 15, "compression_pruning.py"),
-        ("compression-qat", COMPRESSION_DOC, 20, "compression_qat.py"),
-        ("compression-qat-ranges", COMPRESSION_DOC, 5, "compression_qat_ranges.py"),
-        ("compression-distillation", COMPRESSION_DOC, 20, "compression_distillation.py"),
-        ("compression-combos", COMPRESSION_DOC, 25, "compression_combos.py"),
-        ("compression-quantized", COMPRESSION_DOC, 5, "compression_quantized.py"),
+        ("compression-baseline", COMPRESSION_DOC, 10, "compression/baseline.py"),
+        ("compression-structured", COMPRESSION_DOC, 15, "compression/structured.py"),
+        ("compression-pruning", COMPRESSION_DOC, 15, "compression/pruning.py"),
+        ("compression-qat", COMPRESSION_DOC, 20, "compression/qat.py"),
+        ("compression-qat-ranges", COMPRESSION_DOC, 5, "compression/qat_ranges.py"),
+        ("compression-distillation", COMPRESSION_DOC, 20, "compression/distillation.py"),
+        ("compression-combos", COMPRESSION_DOC, 25, "compression/combos.py"),
+        ("compression-quantized", COMPRESSION_DOC, 5, "compression/quantized.py"),
         ("compression-structured-shapes", COMPRESSION_DOC, 5,
-         "compression_structured_shapes.py"),
-        ("compression-latency", COMPRESSION_DOC, 10, "compression_latency.py"),
-        ("compression-table", COMPRESSION_DOC, 0.1, "compression_table.py"),
+         "compression/structured_shapes.py"),
+        ("compression-latency", COMPRESSION_DOC, 10, "compression/latency.py"),
+        ("compression-table", COMPRESSION_DOC, 0.1, "compression/table.py"),
         ("sparse-kernels", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys in "
                             "TFLite (issue #28, measured)"), 8, "sparse_kernels/sparse_kernels.py"),
         ("openvino-sparse-weights", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys "

@@ -29,7 +29,7 @@ PENDING = {"benchmarks/bench_common.py", "benchmarks/concurrency.py",
            "tests/test_concurrency.py", "tests/serving_models.py",
            "tests/test_benchmark_deepsparse.py", "tests/test_sparsity_figure.py",
            "tests/test_mobile_sdk_span.py"}
-LIBRARIES = {"benchmarks/bench_common.py", "benchmarks/compression_common.py"}
+LIBRARIES = {"benchmarks/bench_common.py", "benchmarks/compression/common.py"}
 
 
 def python_files(folder: str) -> list[str]:

@@ -177,7 +177,8 @@ def test_script_main_passes_arguments_and_exit_status(tmp_path):
     """`albert_tf.cli.script_main`, the scripts' main block: argv to ``main(argv)``, its int
     result as the exit status; arguments to a ``main()`` without parameters are an error."""
     script = tmp_path / "script.py"
-    script.write_text("import sys\nfrom albert_tf.cli import script_main\n"
+    script.write_text('"""The script\'s help."""\n'
+                      "import sys\nfrom albert_tf.cli import script_main\n"
                       "def with_args(argv):\n    print(argv)\n    return 3\n"
                       "def without():\n    print('ran')\n"
                       "script_main(with_args if sys.argv[1:2] == ['a'] else without)\n")
@@ -192,6 +193,8 @@ def test_script_main_passes_arguments_and_exit_status(tmp_path):
     done = run("x")
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert "takes no arguments (got x)" in done.stderr
+    done = run("--help")
+    assert (done.returncode, done.stdout) == (0, "The script's help.\n"), done.stderr
 
 
 @pytest.mark.parametrize("args", [("no-such-figure",), ("no-such-figure", "--flag")])

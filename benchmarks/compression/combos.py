@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 
-from compression_common import OUT, export, log, model_inputs, save_result, scored
+from common import OUT, export, log, model_inputs, save_result, scored
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -26,7 +26,7 @@ def main(argv=None) -> None:
     if not args.only_ptq:
         for name, init in (("prune_qat", f"{OUT}/pruned80"), ("distill_qat", f"{OUT}/distilled")):
             log(f"{name} from {init}")
-            subprocess.run([sys.executable, os.path.join(HERE, "compression_qat.py"),
+            subprocess.run([sys.executable, os.path.join(HERE, "qat.py"),
                             f"--init={init}", f"--name={name}", "--modes=per_depth",
                             "--steps=400"], check=True)
     init = f"{OUT}/distilled"

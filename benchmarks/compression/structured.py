@@ -7,7 +7,7 @@ smaller dense model is fine-tuned 1500 steps. Latency is measured by
 compression-latency next to the starting model's.
 """
 
-from compression_common import (export, load_start, log, save, save_result, scored,
+from common import (export, load_start, log, save, save_result, scored,
                                  stage_config)
 
 from albert_tf.compression.compressor import compress_model

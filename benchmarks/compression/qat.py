@@ -11,7 +11,7 @@ compression-baseline (or are computed here for another --init).
 
 import argparse
 
-from compression_common import (SEQ, START, calibration_features, export, log, model_inputs,
+from common import (SEQ, START, calibration_features, export, log, model_inputs,
                                  save_result, scored, sizes, stage_config, tflite_accuracy,
                                  write_tflite)
 

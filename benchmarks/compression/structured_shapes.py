@@ -13,7 +13,7 @@ the speed-up of a small model.
 import json
 import os
 
-from compression_common import RESULTS, export, latency, log, path
+from common import RESULTS, export, latency, log, path
 
 from albert_tf import resources
 from albert_tf.backend import keras

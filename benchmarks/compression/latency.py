@@ -13,7 +13,7 @@ import glob
 import json
 import os
 
-from compression_common import RESULTS, latency, log
+from common import RESULTS, latency, log
 
 
 def main(argv=None) -> None:

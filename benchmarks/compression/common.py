@@ -1,4 +1,4 @@
-"""Shared plumbing of the measured compression experiments (benchmarks/compression_*.py, each
+"""Shared plumbing of the measured compression experiments (benchmarks/compression/, each
 run as a figure: ``make figures NAME=compression-<step>``, all of them ``NAME=compression``).
 
 Everything is measured the same way for every method:
@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.environ.get("ALBERT_TF_COMPRESSION_OUT", "/tmp/albert_tf_compression")
 START = os.path.join(OUT, "start", "best")
 SEQ = 128

@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 
-from compression_common import RESULTS
+from common import RESULTS
 
 ROWS = [  # (result file, tflite key, label)
     ("start", "tflite", "finetuned albert_small (start), float"),

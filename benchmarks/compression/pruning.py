@@ -11,7 +11,7 @@ weights), written as ``pruned80_emb`` / results ``pruning_emb``.
 
 import argparse
 
-from compression_common import (export, load_start, log, path, save, save_result, scored,
+from common import (export, load_start, log, path, save, save_result, scored,
                                  stage_config)
 
 from albert_tf.compression.compressor import compress_model

@@ -13,7 +13,7 @@ import os
 import re
 
 import numpy as np
-from compression_common import (RESULTS, SEQ, START, calibration_features, load_start, log,
+from common import (RESULTS, SEQ, START, calibration_features, load_start, log,
                                  tflite_accuracy, write_tflite)
 
 from albert_tf.backend import tf
