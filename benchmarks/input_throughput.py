@@ -31,9 +31,6 @@ import os
 import shutil
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -15,14 +15,11 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from albert_tf.backend import keras, tf  # noqa: E402
-from albert_tf.benchmark.worker import median_ms  # noqa: E402
+from albert_tf.backend import keras, tf
+from albert_tf.benchmark.worker import median_ms
 
 S, H, N, D, I = 128, 768, 12, 64, 3072
 

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def main(argv=None) -> None:
