@@ -151,6 +151,15 @@ for _name, _target, _minutes, _path in (
         ("openvino-sparse-weights", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys "
                                      "in TFLite (issue #28, measured)"), 15,
          "sparse_kernels/openvino_sparse.py"),
+        ("tflite-q4", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys in "
+                       "TFLite (issue #28, measured)"), 15, "sparse_kernels/tflite_q4.py"),
+        ("structured-speedup", ("docs/results/structured-speedup.md", "Measured: ALBERT vs BERT "
+                                "at 2x and 3x, four methods, 3 seeds (AMD EPYC Zen 5, AVX-512 "
+                                "VNNI)"), 60, "structured_speedup/run.py"),
+        ("structured-speedup-importance", ("docs/results/structured-speedup.md", "Which "
+                                           "importance: first-order, movement or magnitude "
+                                           "(measured, same machine)"), 15,
+         "structured_speedup/importance.py"),
         ("deepsparse-anchor", ("docs/results/sparse-kernels.md", "DeepSparse 1.8: the sparse-CPU anchor "
                                "(issue #28, measured)"), 60, "deepsparse_anchor.py"),
         ("sparsity-albert-vs-bert", ("docs/results/sparsity-albert-vs-bert.md", "Accuracy vs sparsity: ALBERT vs "

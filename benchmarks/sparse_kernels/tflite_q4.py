@@ -14,6 +14,7 @@ Issue #28. Builds the artifacts the way ``albert-tf-benchmark`` does
   (random weights: a drift indicator, not an accuracy; the accuracy gate on SST-2 dev is
   tests/test_benchmark_q4_tflite.py).
 
+    make figures NAME=tflite-q4 ARGS="--work_dir=/tmp/q4 ..."     # or, the same:
     python benchmarks/sparse_kernels/tflite_q4.py --work_dir=/tmp/q4 [--model=albert_base] [--shapes=1x16,1x128]
 """
 
