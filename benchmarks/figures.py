@@ -168,7 +168,6 @@ for _name, _target, _minutes, _path in (
         # Export (issue 7): the steps of export-must-show, and the op-by-op int8 study.
         ("export-sst2-must-show", EXPORT_DOC, 20, "export/sst2_must_show.py"),
         ("export-int8-ops", EXPORT_INT8, 5, "export/int8_ops.py"),
-        ("export-latency", EXPORT_INT8, 5, "export/latency.py"),
         ("server-exports-sst2", ("docs/export.md", "ONNX for ONNX Runtime on x86 servers"), 10,
          "export/server_exports_sst2.py"),
         ("mobile-sdks", MOBILE_SDKS, 15, "mobile_sdks.py"),
