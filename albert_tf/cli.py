@@ -439,6 +439,27 @@ def guarded(main):
     return run
 
 
+def script_main(main) -> None:
+    """Runs a script's ``main`` as `guarded` runs a tool's, then exits (the
+    ``if __name__ == "__main__":`` line of the scripts of benchmarks/): ``main(argv)``
+    with the command line's arguments (``main()`` when it takes none; then ``--help``
+    prints the script's docstring and any other argument is a one-line error, exit 2). The
+    exit status is ``main``'s int result, else 0."""
+    import inspect
+    argv = sys.argv[1:]
+    if inspect.signature(main).parameters:
+        result = guarded(main)(argv)
+    elif argv in (["-h"], ["--help"]):
+        print((getattr(sys.modules.get("__main__"), "__doc__", None) or "").strip()
+              or f"{os.path.basename(sys.argv[0])}: takes no arguments")
+        result = 0
+    elif argv:
+        fail(f"{os.path.basename(sys.argv[0])} takes no arguments (got {' '.join(argv)})")
+    else:
+        result = guarded(main)()
+    sys.exit(result if isinstance(result, int) else 0)
+
+
 def _stdout_closed() -> None:
     """The reader of stdout went away: exit 141 without Python's flush error at exit."""
     try:
@@ -457,4 +478,5 @@ __all__ = ["EXPECTED_ERRORS", "INTERRUPTED_EXIT_CODE", "TERMINATED_EXIT_CODE", "
            "VERBOSE_ENV", "stop_on_sigterm", "add_verbose_argument",
            "asked_for_help", "cause_line", "command_name", "define_verbose_flag",
            "error", "expected_error", "fail", "filtered_stderr", "guarded", "interrupted", "one_line",
-           "quiet_logs", "quiet_native", "quiet_startup", "run_app", "short_help", "verbose"]
+           "quiet_logs", "quiet_native", "quiet_startup", "run_app", "script_main", "short_help",
+           "verbose"]

@@ -25,9 +25,7 @@ import subprocess
 import sys
 
 import numpy as np
-from bench_common import sst2_split
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
 
 
@@ -87,13 +85,14 @@ def lite_labels(export: str, texts: list[str]) -> list[str]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work_dir", required=True)
-    parser.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")))
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--steps", type=int, default=2000)
     args = parser.parse_args(argv)
+    from albert_tf import resources
+    from albert_tf.data.task_data import split_texts
     from albert_tf.text.wordpiece_training import train_wordpiece
 
-    work, data = os.path.abspath(args.work_dir), os.path.abspath(args.data_dir)
+    work, data = os.path.abspath(args.work_dir), os.path.abspath(resources.data_dir(args.data_dir))
     vocab = os.path.join(work, "vocab", "vocab.txt")
     os.makedirs(os.path.dirname(vocab), exist_ok=True)
     train_wordpiece([os.path.join(data, "corpus", "imdb-unsup.txt")], vocab, vocab_size=8000,
@@ -115,7 +114,7 @@ def main(argv=None) -> None:
         "--overwrite")
     run("albert-tf-export", f"--model_dir={best}", "--format=tflite", f"--output={text}",
         "--with_tokenizer", "--overwrite")
-    texts, gold = sst2_split(data)
+    texts, _, gold = split_texts("sst2", "dev", data)
     keras = keras_probabilities(best, texts)
     served = served_probabilities(os.path.join(serving, "sst2", "1"), texts)
     by_ids, in_graph = lite_labels(ids, texts), lite_labels(text, texts)
@@ -144,3 +143,8 @@ def read_json(path: str) -> dict:
 
 def accuracy_of(a: list[str], b: list[str]) -> float:
     return sum(x == y for x, y in zip(a, b)) / len(a)
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -1,16 +1,17 @@
 """Every measured figure of docs/ by name: the one command that regenerates a table.
 
     make figures NAME=<name> [ARGS="--flag=value ..."]     # with the project venv
-    python benchmarks/figures.py <name> [--flag=value ...]  # or: python -m benchmarks.figures
-    python benchmarks/figures.py --list                    # NAME, cost, the docs table it feeds
+    python benchmarks/figures.py <name> [--flag=value ...]
+    python benchmarks/figures.py --list [--json]           # NAME, cost, the docs table it feeds
 
 A figure is a function registered with ``@figure(NAME, doc, heading, minutes)``: the docs file
 and the heading of the section whose table it produces, and a rough cost in minutes on this
-project's 2-core machines (``script(...)`` registers one module's ``main(argv)`` that way). The function runs the logic of a module of benchmarks/ (imported
-only when that figure runs, so ``--list`` imports no TensorFlow); arguments after NAME go to
-that module's parser (``make figures NAME=<name> ARGS=--help`` shows them). Multi-step
-figures (``compression``, ``export-must-show``) run each step as its own figure in a fresh
-process, niced where the step trains and not where it times.
+project's 2-core machines. ``script(...)`` registers one script of benchmarks/: the figure
+runs it in a fresh process, ``python benchmarks/<path>.py ARGS`` from the repository root,
+so this file imports no script and no TensorFlow; arguments after NAME go to that script's
+parser (``make figures NAME=<name> ARGS=--help`` shows them). Multi-step figures
+(``compression``, ``export-must-show``) run each step as its own figure in a fresh process,
+niced where the step trains and not where it times.
 
 ``tests/test_figures.py`` checks that every figure names an existing docs file and heading,
 and that every table in docs/ names the command that regenerates it (or its source).
@@ -18,10 +19,11 @@ and that every table in docs/ names the command that regenerates it (or its sour
 
 from __future__ import annotations
 
+import ast
 import dataclasses
-import importlib.util
-import inspect
+import json
 import os
+import subprocess
 import sys
 from typing import Callable, Sequence
 
@@ -38,84 +40,86 @@ class Figure:
     minutes: float      # rough cost on 2 cores
     run: Callable[[list[str]], object]
     summary: str
+    command: str = ""   # what it runs (a script's path), for --list --json
 
 
 FIGURES: dict[str, Figure] = {}
 
 
-def figure(name: str, doc: str, heading: str, minutes: float):
+def figure(name: str, doc: str, heading: str, minutes: float, command: str = ""):
     """Registers the decorated ``fn(argv)`` as figure ``name``."""
     def register(fn):
         if name in FIGURES:
             raise ValueError(f"figure {name!r} registered twice")
         summary = (fn.__doc__ or "").strip().split("\n")[0]
-        FIGURES[name] = Figure(name, doc, heading, minutes, fn, summary)
+        FIGURES[name] = Figure(name, doc, heading, minutes, fn, summary,
+                               command or f"python benchmarks/figures.py {name}")
         return fn
     return register
 
 
-def _import_paths() -> None:
-    """The repository, benchmarks/ and benchmarks/export/ importable, as the modules of
-    benchmarks/ import their siblings (``from compression_common import ...``)."""
-    for directory in (ROOT, HERE, os.path.join(HERE, "export")):
-        if directory not in sys.path:
-            sys.path.insert(0, directory)
+def run_script(relative_path: str, argv: Sequence[str], nice: bool = False,
+               log: str | None = None) -> int:
+    """Runs ``benchmarks/<relative_path>`` with ``argv`` (`run_command`); returns its exit
+    status."""
+    path = os.path.join(HERE, relative_path)
+    if not has_main_block(path):
+        raise SystemExit(f"figures: error: benchmarks/{relative_path} has no "
+                         "`if __name__ == \"__main__\":` block to run")
+    return run_command([sys.executable, path, *argv], nice, log)
 
 
-def load(relative_path: str):
-    """A module of benchmarks/ by path (``compression_qat.py``, ``export/latency.py``)."""
-    _import_paths()
-    name = os.path.splitext(os.path.basename(relative_path))[0]
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, relative_path))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def run_command(cmd: Sequence[str], nice: bool = False, log: str | None = None) -> int:
+    """Runs ``cmd`` in a fresh process from the repository root (``nice -n 10`` for
+    training steps; timings are not niced), its output to ``log`` when given; returns its
+    exit status."""
+    cmd = (["nice", "-n", "10"] if nice else []) + list(cmd)
+    if log is None:
+        return subprocess.run(cmd, cwd=ROOT, check=False).returncode
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    with open(log, "w") as out:
+        return subprocess.run(cmd, cwd=ROOT, check=False, stdout=out,
+                              stderr=subprocess.STDOUT).returncode
 
 
-def call_main(relative_path: str, argv: Sequence[str]):
-    """``main(argv)`` of that module (``main()`` when it takes no arguments: then any argument
-    is an error)."""
-    main = load(relative_path).main
-    if inspect.signature(main).parameters:
-        return main(list(argv))
-    if argv:
-        raise SystemExit(f"error: {relative_path} takes no arguments (got {' '.join(argv)})")
-    return main()
+def has_main_block(path: str) -> bool:
+    """Whether the script at ``path`` runs anything when started (read, not imported)."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return any(isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+               for node in tree.body)
 
 
 def steps(*names_and_args, log_dir: str | None = None) -> None:
     """Runs figures one after another, each in a fresh process: ``(name, args, nice)``; with
     ``log_dir``, each one's output goes to ``<log_dir>/<name><args>.log``."""
-    _import_paths()
-    from bench_common import run_figure
     for name, args, nice in names_and_args:
         tag = "".join(a.replace("--", "-").replace("=", "-") for a in args)
         log = os.path.join(log_dir, f"{name}{tag}.log") if log_dir else None
         print(f"figures: {name} {' '.join(args)}" + (f" > {log}" if log else ""), flush=True)
-        run_figure(name, *args, nice=nice, log=log)
+        status = run_script("figures.py", [name, *args], nice=nice, log=log)
+        if status:
+            raise SystemExit(f"figures: error: step {name} failed (exit {status})"
+                             + (f"; its output is in {log}" if log else ""))
 
 
 def load_doc(relative_path: str) -> str:
     """The first line of a module's docstring, read without importing the module."""
-    import ast
     with open(os.path.join(HERE, relative_path), encoding="utf-8") as f:
         doc = ast.get_docstring(ast.parse(f.read())) or ""
     return doc.strip().split("\n")[0]
 
 
-def script(name: str, doc: str, heading: str, minutes: float, module: str) -> None:
-    """Registers figure ``name``: ``main(argv)`` of the benchmarks/ module ``module``."""
+def script(name: str, doc: str, heading: str, minutes: float, path: str) -> None:
+    """Registers figure ``name``: the script ``benchmarks/<path>`` run with the arguments."""
     def run(argv):
-        return call_main(module, argv)
-    run.__doc__ = load_doc(module)
-    figure(name, doc, heading, minutes)(run)
+        return run_script(path, argv)
+    run.__doc__ = load_doc(path)
+    figure(name, doc, heading, minutes, command=f"python benchmarks/{path}")(run)
 
 
 COMPRESSION_DOC = ("docs/results/compression-sst2.md",
-                   "Compression methods on SST-2, measured (`benchmarks/compression_*.py`)")
+                   "Compression methods on SST-2, measured (`benchmarks/compression/`)")
 EXPORT_DOC = ("docs/results/export-fidelity.md",
               "Measured (albert_mini on SST-2, `benchmarks/export/`)")
 EXPORT_INT8 = ("benchmarks/export/README.md", "Full int8 vs float: why it was slower, and the fix")
@@ -127,37 +131,43 @@ SCALE_THROUGHPUT = ("docs/results/scale-input-throughput-machine-d.md",
 SCALE_CURVES = ("docs/results/scale-static-vs-dynamic-machine-d.md",
                 "Static records vs dynamic masking: MLM loss (measured)")
 
-# (NAME, (docs file, heading), minutes on 2 cores, module): one module's main(argv) each.
-for _name, _target, _minutes, _module in (
+# (NAME, (docs file, heading), minutes on 2 cores, script): one script of benchmarks/ each.
+for _name, _target, _minutes, _path in (
         # Compression: every step starts from compression-start's model (see `compression`).
-        ("compression-baseline", COMPRESSION_DOC, 10, "compression_baseline.py"),
-        ("compression-structured", COMPRESSION_DOC, 15, "compression_structured.py"),
-        ("compression-pruning", COMPRESSION_DOC, 15, "compression_pruning.py"),
-        ("compression-qat", COMPRESSION_DOC, 20, "compression_qat.py"),
-        ("compression-qat-ranges", COMPRESSION_DOC, 5, "compression_qat_ranges.py"),
-        ("compression-distillation", COMPRESSION_DOC, 20, "compression_distillation.py"),
-        ("compression-combos", COMPRESSION_DOC, 25, "compression_combos.py"),
-        ("compression-quantized", COMPRESSION_DOC, 5, "compression_quantized.py"),
+        ("compression-baseline", COMPRESSION_DOC, 10, "compression/baseline.py"),
+        ("compression-structured", COMPRESSION_DOC, 15, "compression/structured.py"),
+        ("compression-pruning", COMPRESSION_DOC, 15, "compression/pruning.py"),
+        ("compression-qat", COMPRESSION_DOC, 20, "compression/qat.py"),
+        ("compression-qat-ranges", COMPRESSION_DOC, 5, "compression/qat_ranges.py"),
+        ("compression-distillation", COMPRESSION_DOC, 20, "compression/distillation.py"),
+        ("compression-combos", COMPRESSION_DOC, 25, "compression/combos.py"),
+        ("compression-quantized", COMPRESSION_DOC, 5, "compression/quantized.py"),
         ("compression-structured-shapes", COMPRESSION_DOC, 5,
-         "compression_structured_shapes.py"),
-        ("compression-latency", COMPRESSION_DOC, 10, "compression_latency.py"),
-        ("compression-table", COMPRESSION_DOC, 0.1, "compression_table.py"),
+         "compression/structured_shapes.py"),
+        ("compression-latency", COMPRESSION_DOC, 10, "compression/latency.py"),
+        ("compression-table", COMPRESSION_DOC, 0.1, "compression/table.py"),
         ("sparse-kernels", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys in "
-                            "TFLite (issue #28, measured)"), 8, "sparse_kernels.py"),
+                            "TFLite (issue #28, measured)"), 8, "sparse_kernels/sparse_kernels.py"),
         ("openvino-sparse-weights", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys "
                                      "in TFLite (issue #28, measured)"), 15,
-         "openvino_sparse.py"),
+         "sparse_kernels/openvino_sparse.py"),
+        ("tflite-q4", ("docs/results/sparse-kernels.md", "Sparse kernels: what pruning buys in "
+                       "TFLite (issue #28, measured)"), 15, "sparse_kernels/tflite_q4.py"),
+        ("structured-speedup", ("docs/results/structured-speedup.md", "Measured: ALBERT vs BERT "
+                                "at 2x and 3x, four methods, 3 seeds (AMD EPYC Zen 5, AVX-512 "
+                                "VNNI)"), 60, "structured_speedup/run.py"),
+        ("structured-speedup-importance", ("docs/results/structured-speedup.md", "Which "
+                                           "importance: first-order, movement or magnitude "
+                                           "(measured, same machine)"), 15,
+         "structured_speedup/importance.py"),
         ("deepsparse-anchor", ("docs/results/sparse-kernels.md", "DeepSparse 1.8: the sparse-CPU anchor "
                                "(issue #28, measured)"), 60, "deepsparse_anchor.py"),
         ("sparsity-albert-vs-bert", ("docs/results/sparsity-albert-vs-bert.md", "Accuracy vs sparsity: ALBERT vs "
                                      "BERT (issue #28, measured)"), 23,
          "sparsity_albert_vs_bert.py"),
         # Export (issue 7): the steps of export-must-show, and the op-by-op int8 study.
-        ("export-finetune-sst2", EXPORT_DOC, 15, "export/finetune_sst2.py"),
-        ("export-qat-sst2", EXPORT_DOC, 5, "export/qat_sst2.py"),
         ("export-sst2-must-show", EXPORT_DOC, 20, "export/sst2_must_show.py"),
         ("export-int8-ops", EXPORT_INT8, 5, "export/int8_ops.py"),
-        ("export-latency", EXPORT_INT8, 5, "export/latency.py"),
         ("server-exports-sst2", ("docs/export.md", "ONNX for ONNX Runtime on x86 servers"), 10,
          "export/server_exports_sst2.py"),
         ("mobile-sdks", MOBILE_SDKS, 15, "mobile_sdks.py"),
@@ -166,11 +176,11 @@ for _name, _target, _minutes, _module in (
         # The rest.
         ("albert-base-time-budget", ("docs/cpu-benchmark.md", "Why 28 ms and 150 sentences/s "
                                      "are out of reach: the matrix work alone takes 27.3 ms"),
-         5, "albert_base_time_budget.py"),
+         5, "albert_base_time_budget/run.py"),
         ("pretraining-data-memory", ("docs/results/data-creation-machine-c.md", "Pretraining data: counts, memory and throughput (measured)"), 12,
-         "pretraining_data_memory.py"),
+         "pretraining_data/memory.py"),
         ("pretraining-data-beam", ("docs/results/pretraining-data-beam-machine-d.md", "The Beam runner vs the local runner, measured on an Intel Xeon (machine D class)"), 5,
-         "pretraining_data_beam.py"),
+         "pretraining_data/beam.py"),
         ("concurrency", ("docs/results/robustness-threads-machine-a.md", "Threads (measured)"), 3,
          "concurrency.py"),
         ("pretrain-throughput", TRAINING, 5, "pretrain_throughput.py"),
@@ -181,7 +191,7 @@ for _name, _target, _minutes, _module in (
         ("bert-wordpiece-end-to-end",
          ("docs/experiment.md", "`run_albert_vs_bert`: ALBERT and BERT as trained models"), 20,
          "bert_wordpiece_end_to_end.py")):
-    script(_name, *_target, _minutes, _module)
+    script(_name, *_target, _minutes, _path)
 
 
 def _compression_out() -> str:
@@ -192,11 +202,9 @@ def _compression_out() -> str:
 def compression_start(argv):
     """The finetuned starting point of every compression experiment: albert_small (H=256,
     4 heads, I=1024, L=4, all layers shared) on SST-2, trained with albert-tf-finetune."""
-    import subprocess
-    subprocess.run([sys.executable, "-m", "albert_tf.bin.finetune", "--task=sst2",
-                    "--config_file=compress_sst2_start_albert_small",
-                    f"--model_dir={os.path.join(_compression_out(), 'start')}", *argv],
-                   cwd=ROOT, check=True)
+    return run_command([sys.executable, "-m", "albert_tf.bin.finetune", "--task=sst2",
+                        "--config_file=compress_sst2_start_albert_small",
+                        f"--model_dir={os.path.join(_compression_out(), 'start')}", *argv])
 
 
 @figure("compression", *COMPRESSION_DOC, minutes=120)
@@ -221,14 +229,26 @@ def compression(argv):
 
 @figure("export-must-show", *EXPORT_DOC, minutes=40)
 def export_must_show(argv):
-    """export-finetune-sst2, export-qat-sst2 and export-sst2-must-show in order, in
-    $ALBERT_TF_EXPORT_WORK (default /tmp/export_must_show); arguments go to the last step."""
+    """albert-tf-finetune (finetune_sst2_albert_mini at seq 128), albert-tf-compress
+    (compress_sst2_qat) and export-sst2-must-show in order, in $ALBERT_TF_EXPORT_WORK
+    (default /tmp/export_must_show); arguments go to the last step."""
     work = os.environ.get("ALBERT_TF_EXPORT_WORK", "/tmp/export_must_show")
-    model = os.path.join(work, "sst2_mini")
-    steps(("export-finetune-sst2", [f"--output={model}"], True),
-          ("export-qat-sst2", [f"--model_dir={model}", f"--output={model}/qat"], True),
-          ("export-sst2-must-show",
-           [f"--model_dir={model}", f"--work_dir={os.path.join(work, 'exports')}", *argv], False))
+    model, qat = os.path.join(work, "sst2_mini"), os.path.join(work, "sst2_qat")
+    train = [
+        [sys.executable, "-m", "albert_tf.bin.finetune", "--task=sst2",
+         "--config_file=finetune_sst2_albert_mini", "--max_seq_length=128",
+         f"--model_dir={model}"],
+        [sys.executable, "-m", "albert_tf.bin.compress", "--config_file=compress_sst2_qat",
+         f"--init_model={os.path.join(model, 'best')}", f"--model_dir={qat}", "--notflite"]]
+    for cmd in train:
+        print(f"figures: {' '.join(cmd[2:])}", flush=True)
+        status = run_command(cmd, nice=True)
+        if status:
+            raise SystemExit(f"figures: error: {cmd[2]} failed (exit {status})")
+    steps(("export-sst2-must-show",
+           [f"--model_dir={os.path.join(model, 'best')}",
+            f"--qat_model_dir={os.path.join(qat, 'model')}",
+            f"--work_dir={os.path.join(work, 'exports')}", *argv], False))
 
 
 # ------------------------------------------------------------------------------ CLI
@@ -238,13 +258,25 @@ def listing() -> list[str]:
             for f in sorted(FIGURES.values(), key=lambda f: f.name)]
 
 
+def listing_json() -> str:
+    """Every figure as JSON (name, doc, heading, minutes, summary, command), sorted by name:
+    what tests and tools read instead of importing this file."""
+    return json.dumps([{field: getattr(f, field) for field in
+                        ("name", "doc", "heading", "minutes", "summary", "command")}
+                       for f in sorted(FIGURES.values(), key=lambda f: f.name)], indent=1)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if argv else 2
     if argv[0] == "--list":
-        print("\n".join(listing()))
+        if argv[1:] not in ([], ["--json"]):
+            print(f"figures: error: --list takes only --json (got {' '.join(argv[1:])})",
+                  file=sys.stderr)
+            return 2
+        print(listing_json() if argv[1:] else "\n".join(listing()))
         return 0
     name, rest = argv[0], argv[1:]
     if name not in FIGURES:

@@ -28,21 +28,13 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import shutil
-import subprocess
-import sys
 import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
 
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")))
+    p.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     p.add_argument("--work_dir", default="/tmp/albert_tf_input_throughput")
     p.add_argument("--documents", type=int, default=2000, help="IMDB reviews in the slice")
     p.add_argument("--batch_size", type=int, default=16)
@@ -57,23 +49,6 @@ def parse(argv):
     p.add_argument("--json", default="", help="also write the results here")
     p.add_argument("--from_json", default="", help="print the table of an earlier --json")
     return p.parse_args(argv)
-
-
-def cpu_line() -> str:
-    """``Model name`` of lscpu, the vector extensions that matter, the cores."""
-    name, flags = platform.processor() or "unknown CPU", set()
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                name = line.split(":", 1)[1].strip()
-            if line.startswith("Flags:"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
-           if f in flags]
-    return f"{name}, {' '.join(isa) or 'no AVX2'}, {os.cpu_count()} cores"
 
 
 def write_slice(data_dir: str, path: str, documents: int) -> None:
@@ -93,27 +68,25 @@ def time_batches(ds, batches: int, warmup: int, threads: int | None) -> float:
         options = tf.data.Options()
         options.threading.private_threadpool_size = threads
         ds = ds.with_options(options)
+    from albert_tf.benchmark.worker import time_call
     it = iter(ds)
-    for _ in range(warmup):
-        next(it)
-    count, start = 0, time.perf_counter()
-    for _ in range(batches):
-        count += int(next(it)["input_word_ids"].shape[0])
-    return count / (time.perf_counter() - start)
+    sizes = []
+    latencies = time_call(lambda: sizes.append(int(next(it)["input_word_ids"].shape[0])),
+                          batches, 0.0, warmup)
+    return sum(sizes[warmup:]) / (sum(latencies) / 1e3)
 
 
 def train_rate(model: str, args) -> float:
     """Examples per second of the training step (in-memory batch)."""
-    sys.path.insert(0, HERE)
     import albert_tf
-    from pretrain_throughput import run_albert_tf, synthetic_batch
-    config = albert_tf.load_config(model)
-    batch = synthetic_batch(config, args.batch_size, args.seq_length, args.max_predictions)
-    run = argparse.Namespace(work_dir=os.path.join(args.work_dir, "train", model),
-                             model_config=model, seq_length=args.seq_length,
-                             max_predictions=args.max_predictions, batch_size=args.batch_size,
-                             jit_compile=False, warmup=args.warmup, steps=args.steps)
-    result = run_albert_tf(run, batch)
+    from albert_tf.data.pretraining import synthetic_batch
+    from albert_tf.training.trainer import pretraining_step_config, time_pretraining_steps
+    config = pretraining_step_config(model, args.batch_size, args.seq_length,
+                                     args.max_predictions,
+                                     os.path.join(args.work_dir, "train", model))
+    batch = synthetic_batch(albert_tf.load_config(model), args.batch_size, args.seq_length,
+                            args.max_predictions)
+    result = time_pretraining_steps(config, batch, args.warmup, args.steps)
     return args.steps * args.batch_size / result["seconds"]
 
 
@@ -163,18 +136,22 @@ def main(argv=None) -> dict:
             results = json.load(f)
         print_table(results)
         return results
+    from albert_tf import resources
     from albert_tf.backend import tf
+    from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.data.dynamic_masking import text_pretraining_dataset
     from albert_tf.data.pretraining import pretraining_dataset
     from albert_tf.data.pretraining_data import PretrainingConfig, create_pretraining_data
 
+    data_dir = resources.data_dir(args.data_dir)
+    vocab = resources.resolve(resources.DEFAULT_VOCAB)
     os.makedirs(args.work_dir, exist_ok=True)
     text = os.path.join(args.work_dir, "imdb_slice.txt")
-    write_slice(args.data_dir, text, args.documents)
+    write_slice(data_dir, text, args.documents)
     config = PretrainingConfig(max_seq_length=args.seq_length,
                                max_predictions_per_seq=args.max_predictions, dupe_factor=1,
                                random_seed=1)
-    results = {"cpu": cpu_line(), "tf": tf.__version__,
+    results = {"cpu": cpu_info(measure_clock=False).summary(), "tf": tf.__version__,
                "config": dict(vars(args), cores=os.cpu_count()),
                "slice_mb": os.path.getsize(text) / 1e6, "create": {}}
     for dupe in sorted({1, *(int(d) for d in args.dupe_factors.split(",") if d)}):
@@ -182,7 +159,7 @@ def main(argv=None) -> dict:
         shutil.rmtree(out, ignore_errors=True)                      # time a fresh creation
         start = time.perf_counter()
         summary = create_pretraining_data(
-            [text], os.path.join(out, "imdb.tfrecord"), VOCAB,
+            [text], os.path.join(out, "imdb.tfrecord"), vocab,
             dataclasses.replace(config, dupe_factor=dupe), num_workers=1, progress=False)
         seconds = time.perf_counter() - start
         results["create"][dupe] = {"instances": summary["instances"], "seconds": seconds,
@@ -197,7 +174,7 @@ def main(argv=None) -> dict:
         return time_batches(ds, args.batches, args.warmup, threads)
 
     def dynamic(threads):
-        ds = text_pretraining_dataset(text, VOCAB, args.batch_size, config, seed=0)
+        ds = text_pretraining_dataset(text, vocab, args.batch_size, config, seed=0)
         return time_batches(ds, args.batches, args.warmup, threads)
 
     for name, fn in (("static", static), ("dynamic", dynamic)):
@@ -211,6 +188,6 @@ def main(argv=None) -> dict:
             json.dump(results, f, indent=1)
     return results
 
-
 if __name__ == "__main__":
-    main()
+    from albert_tf.cli import script_main
+    script_main(main)

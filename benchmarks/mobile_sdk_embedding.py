@@ -40,7 +40,6 @@ from typing import Sequence
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DATA_DIR = os.path.join(ROOT, "..", "shared", "data")
 Pair = tuple[str, str]
 
 
@@ -53,13 +52,12 @@ def rte_pairs(data_dir: str, splits: Sequence[str]) -> dict[str, list[Pair]]:
     """RTE (``sentence1``, ``sentence2``) pairs of ``splits`` by label."""
     if "test" in splits:
         raise SystemExit("--splits: the test split is for final evaluation only.")
+    from albert_tf.data.task_data import split_texts
     pairs: dict[str, list[Pair]] = {"entailment": [], "not_entailment": []}
     for split in splits:
-        with open(os.path.join(data_dir, "glue", "RTE", f"{split}.tsv"), encoding="utf-8") as f:
-            rows = [line.rstrip("\n").split("\t") for line in f][1:]
-        for row in rows:
-            if len(row) >= 4 and row[3] in pairs:
-                pairs[row[3]].append((row[1].strip(), row[2].strip()))
+        for first, second, label in zip(*split_texts("rte", split, data_dir)):
+            if label in pairs:
+                pairs[label].append((first.strip(), second.strip()))
     return pairs
 
 
@@ -182,8 +180,8 @@ def measure(model: str, python: str, pairs: dict[str, list[Pair]]) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", required=True, help="finetuned or pretrained model dir")
-    parser.add_argument("--data_dir", default=os.environ.get("ALBERT_TF_DATA_DIR"),
-                        help="data root (default $ALBERT_TF_DATA_DIR, else ../shared/data)")
+    parser.add_argument("--data_dir", default=None,
+                        help="data root (default $ALBERT_TF_DATA_DIR)")
     parser.add_argument("--splits", default="train,dev", help="RTE splits for the pair set")
     parser.add_argument("--quantizations", default="none,dynamic")
     parser.add_argument("--seq_length", type=int, help="of the export (default: the model's)")
@@ -194,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     python = args.sdk_python or os.path.join(ROOT, ".venv-sdk", "bin", "python")
-    pairs = pair_set(args.data_dir or DEFAULT_DATA_DIR, args.splits.split(","), args.seed)
+    from albert_tf import resources
+    pairs = pair_set(resources.data_dir(args.data_dir), args.splits.split(","), args.seed)
     log(f"pairs: {', '.join(f'{len(v)} {k}' for k, v in pairs.items())} "
         f"(RTE {args.splits})")
     tokenizer = model_tokenizer(args.model_dir)
@@ -211,3 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1)
     return 0
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -16,13 +16,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 
-from bench_common import sst2_split
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 SDKS = ("mediapipe", "tflite_support")
 
 
@@ -31,15 +27,6 @@ def variants(sentence: str) -> dict[str, str]:
     accented = (sentence.replace("e", "\u00e9").replace("a", "\u00e0").replace("'", "\u2019")
                 .replace("``", "\u201c").replace("''", "\u201d").replace('"', "\u201d"))
     return {"as is": sentence, "upper": sentence.upper(), "accents+quotes": accented}
-
-
-def cpu_name() -> str:
-    """CPU model and the ISA extensions that decide TFLite's kernels."""
-    from albert_tf.benchmark.cpu import cpu_info
-    info = cpu_info(measure_clock=False)
-    isa = [f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
-           if f in info.flags]
-    return f"{info.model_name} ({info.cores} cores; {', '.join(isa) or 'no AVX2'})"
 
 
 def score_export(model: str, sdk_python: str, texts: list[str], gold: list[str],
@@ -74,7 +61,8 @@ def accuracy(predicted: list[str], reference: list[str]) -> float:
 
 
 def report(rows: dict[str, dict], n: int) -> None:
-    print(f"SST-2 dev ({n} sentences); CPU: {cpu_name()}")
+    from albert_tf.benchmark.cpu import cpu_info
+    print(f"SST-2 dev ({n} sentences); CPU: {cpu_info(measure_clock=False).summary()}")
     print("| export | size MB | our runner | our evaluator | MediaPipe TextClassifier | "
           "Task Library BertNLClassifier |")
     print("|---|---:|---:|---:|---|---|")
@@ -95,17 +83,18 @@ def report(rows: dict[str, dict], n: int) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", required=True, help="a finetuned SST-2 model directory")
-    parser.add_argument("--data_dir", default=os.environ.get("ALBERT_TF_DATA_DIR",
-                                                             os.path.join(ROOT, "..", "shared",
-                                                                          "data")))
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--quantizations", default="none,dynamic,dynamic_per_tensor,int8")
     parser.add_argument("--sdk_python", default=os.environ.get(
         "ALBERT_TF_SDK_PYTHON", os.path.join(ROOT, ".venv-sdk", "bin", "python")))
     parser.add_argument("--limit", type=int, default=0, help="first N dev sentences (0: all)")
     args = parser.parse_args(argv)
+    from albert_tf import resources
+    from albert_tf.data.task_data import split_texts
     from albert_tf.export.tflite import export_tflite
 
-    texts, gold = sst2_split(args.data_dir)
+    args.data_dir = resources.data_dir(args.data_dir)
+    texts, _, gold = split_texts("sst2", "dev", args.data_dir)
     if args.limit:
         texts, gold = texts[:args.limit], gold[:args.limit]
     rows = {}
@@ -116,3 +105,8 @@ def main(argv=None) -> None:
             rows[q] = score_export(os.path.join(out, "model.tflite"), args.sdk_python, texts,
                                    gold, args.data_dir, args.limit)
     report(rows, len(texts))
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

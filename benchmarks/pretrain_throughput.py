@@ -22,62 +22,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 
 import numpy as np
 
 
 
-def synthetic_batch(config, batch_size: int, seq_length: int, max_predictions: int, seed=0):
-    rng = np.random.RandomState(seed)
-    ids = rng.randint(5, config.vocab_size, size=(batch_size, seq_length)).astype(np.int32)
-    ids[:, 0] = 2
-    mask = np.ones_like(ids)
-    types = (np.arange(seq_length)[None, :] >= seq_length // 2).astype(np.int32).repeat(
-        batch_size, 0)
-    positions = np.sort(np.stack([rng.choice(np.arange(1, seq_length), max_predictions,
-                                             replace=False) for _ in range(batch_size)]),
-                        axis=1).astype(np.int32)
-    masked_ids = np.take_along_axis(ids, positions, axis=1)
-    np.put_along_axis(ids, positions, 4, axis=1)
-    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
-            "masked_lm_positions": positions, "masked_lm_ids": masked_ids,
-            "masked_lm_weights": np.ones(positions.shape, np.float32),
-            "next_sentence_labels": rng.randint(0, 2, size=batch_size).astype(np.int32)}
-
-
 def run_albert_tf(args, batch) -> dict:
-    from albert_tf.backend import tf
-    from albert_tf.training.experiment_config import ExperimentConfig
-    from albert_tf.training.tasks import PretrainingTask
-    from albert_tf.training.trainer import Trainer
-
-    config = ExperimentConfig(model_dir=args.work_dir)
-    config.model.config = args.model_config
-    config.task.type = "pretraining"
-    config.task.max_seq_length = args.seq_length
-    config.task.max_predictions_per_seq = args.max_predictions
-    config.task.train_data.global_batch_size = args.batch_size
-    config.optimizer.type = "adamw"
-    config.optimizer.learning_rate = 1e-4
-    config.runtime.jit_compile = args.jit_compile
-    config.trainer.train_steps = 10 ** 6
-
-    class InMemoryTask(PretrainingTask):
-        def build_inputs(self, data_config, input_context=None):
-            return tf.data.Dataset.from_tensors(batch).repeat()
-
-    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
-    trainer = Trainer(config, InMemoryTask(config), strategy, log=lambda line: None)
-    train_fn = trainer._build_train_fn()  # noqa: SLF001 - the binary's exact step
-    iterator = iter(trainer.distributed_dataset(config.task.train_data))
-    train_fn(iterator, tf.constant(args.warmup, tf.int32))["loss"].numpy()
-    start = time.perf_counter()
-    totals = train_fn(iterator, tf.constant(args.steps, tf.int32))
-    loss = float(totals["loss"]) / args.steps
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "loss": loss,
-            "tokens_per_sec": args.steps * args.batch_size * args.seq_length / seconds}
+    """albert-tf's pretraining step (the trainer's exact step) on ``batch``, timed."""
+    from albert_tf.training.trainer import pretraining_step_config, time_pretraining_steps
+    config = pretraining_step_config(args.model_config, args.batch_size, args.seq_length,
+                                     args.max_predictions, args.work_dir, args.jit_compile)
+    result = time_pretraining_steps(config, batch, args.warmup, args.steps)
+    return {**result,
+            "tokens_per_sec": args.steps * args.batch_size * args.seq_length / result["seconds"]}
 
 
 def run_torch(args, batch, albert_config, threads: int | None = None) -> dict:
@@ -85,6 +42,7 @@ def run_torch(args, batch, albert_config, threads: int | None = None) -> dict:
     from transformers import AlbertConfig as HFConfig
     from transformers import AlbertForPreTraining
 
+    from albert_tf.benchmark.worker import time_call
     from albert_tf.config import activation_to_hf
     torch.set_num_threads(threads or args.threads)
     torch.manual_seed(0)
@@ -121,12 +79,10 @@ def run_torch(args, batch, albert_config, threads: int | None = None) -> dict:
         optimizer.step()
         return float(loss.detach())
 
-    for _ in range(args.warmup):
-        step()
-    start = time.perf_counter()
-    losses = [step() for _ in range(args.steps)]
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "loss": float(np.mean(losses)),
+    losses = []
+    latencies = time_call(lambda: losses.append(step()), args.steps, 0.0, args.warmup)
+    seconds = sum(latencies) / 1e3
+    return {"seconds": seconds, "loss": float(np.mean(losses[args.warmup:])),
             "tokens_per_sec": args.steps * args.batch_size * args.seq_length / seconds}
 
 
@@ -154,6 +110,7 @@ def main(argv=None) -> dict:
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(max(1, args.threads))
     import albert_tf
+    from albert_tf.data.pretraining import synthetic_batch
     albert_config = albert_tf.load_config(args.model_config)
     batch = synthetic_batch(albert_config, args.batch_size, args.seq_length, args.max_predictions)
 
@@ -184,3 +141,8 @@ def main(argv=None) -> dict:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
     return result
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

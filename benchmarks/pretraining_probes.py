@@ -122,3 +122,8 @@ def main(argv=None) -> None:
     print(f"SOP from segment bags of words (logistic regression, {len(y_train)} train): "
           f"held-out accuracy {(predicted == y_heldout).mean():.4f} (majority class "
           f"{majority:.4f})")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -26,7 +26,6 @@ import glob
 import json
 import os
 import subprocess
-import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,9 +38,7 @@ RUNS = ("static", "dynamic")
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--work_dir", default="/tmp/albert_tf_static_vs_dynamic")
-    p.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")),
-        help="default: $ALBERT_TF_DATA_DIR, else ../shared/data beside the checkout")
+    p.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     p.add_argument("--steps", type=int, default=0,
                    help="optimizer steps of both runs (0: run_quick's albert_mini budget)")
     p.add_argument("--plot", default=PLOT)
@@ -66,7 +63,6 @@ def _run(command: list[str], log: str) -> None:
 
 def prepare(args):
     """run_quick's config, paths and the commands of both runs (data made when missing)."""
-    sys.path.insert(0, ROOT)
     from albert_tf.pipeline import driver
     from albert_tf.pipeline.pipeline_config import load_pipeline_config, resolve_data_dir
 
@@ -181,6 +177,6 @@ def main(argv=None) -> int:
         print("\nwall seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()))
     return 0
 
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -9,15 +9,20 @@
   reference, not measurement;
 * ``figures.py --list`` runs without importing TensorFlow, and an unknown name is a one-line
   error with exit status 2.
+
+The registry is read from ``figures.py --list --json`` in a child process: no test imports a
+script of benchmarks/.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import functools
+import json
 import os
 import re
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -31,14 +36,17 @@ SOURCE_LINE = re.compile(r"make figures NAME=|`make [a-z]|albert-tf-[a-z]|python
 HEADING = re.compile(r"#{1,6}\s+(.*?)\s*#*\s*$")
 
 
-def load_figures():
-    """benchmarks/figures.py as a module (it imports no TensorFlow at import time)."""
-    if "figures_under_test" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("figures_under_test", FIGURES_PY)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module        # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return sys.modules["figures_under_test"]
+class Figure(types.SimpleNamespace):
+    """One entry of ``figures.py --list --json`` (name, doc, heading, minutes, summary,
+    command)."""
+
+
+@functools.lru_cache(maxsize=1)
+def registered_figures() -> dict[str, Figure]:
+    """The figures of benchmarks/figures.py by name, from ``--list --json``."""
+    done = _figures("--list", "--json")
+    assert done.returncode == 0, done.stderr
+    return {entry["name"]: Figure(**entry) for entry in json.loads(done.stdout)}
 
 
 def markdown_tables(text: str) -> list[tuple[int, str, list[str]]]:
@@ -92,7 +100,7 @@ def tables_without_source() -> list[str]:
 
 
 def test_every_figure_names_an_existing_docs_heading():
-    figures = load_figures().FIGURES
+    figures = registered_figures()
     assert figures
     for figure in figures.values():
         path = os.path.join(ROOT, figure.doc)
@@ -126,7 +134,7 @@ def _figures(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_list_prints_every_figure_without_tensorflow():
-    figures = load_figures().FIGURES
+    figures = registered_figures()
     done = _figures("--list")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -141,6 +149,52 @@ def test_list_prints_every_figure_without_tensorflow():
     done = subprocess.run([sys.executable, "-c", probe, FIGURES_PY], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.splitlines()[-1] == "CLEAN", done.stdout[-500:] + done.stderr[-500:]
+
+
+def test_every_script_figure_names_an_existing_script():
+    for figure in registered_figures().values():
+        if figure.command.startswith("python benchmarks/"):
+            path = figure.command.split()[1]
+            assert os.path.isfile(os.path.join(ROOT, path)), f"{figure.name}: no {path}"
+
+
+def test_a_figure_without_its_data_directory_is_one_line(tmp_path):
+    """The scripts resolve their data through albert_tf.resources: $ALBERT_TF_DATA_DIR
+    naming a missing directory stops a figure in one line naming it (pretraining-data-beam
+    reads its data before any work)."""
+    missing = str(tmp_path / "elsewhere")
+    done = subprocess.run([sys.executable, FIGURES_PY, "pretraining-data-beam",
+                           f"--workdir={tmp_path / 'work'}"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "ALBERT_TF_DATA_DIR": missing})
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and missing in lines[0] and "ALBERT_TF_DATA_DIR" in lines[0], lines
+    assert not (tmp_path / "work").exists()
+
+
+def test_script_main_passes_arguments_and_exit_status(tmp_path):
+    """`albert_tf.cli.script_main`, the scripts' main block: argv to ``main(argv)``, its int
+    result as the exit status; arguments to a ``main()`` without parameters are an error."""
+    script = tmp_path / "script.py"
+    script.write_text('"""The script\'s help."""\n'
+                      "import sys\nfrom albert_tf.cli import script_main\n"
+                      "def with_args(argv):\n    print(argv)\n    return 3\n"
+                      "def without():\n    print('ran')\n"
+                      "script_main(with_args if sys.argv[1:2] == ['a'] else without)\n")
+
+    def run(*args):
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                              text=True, timeout=60)
+    done = run("a", "--b=1")
+    assert (done.returncode, done.stdout) == (3, "['a', '--b=1']\n"), done.stderr
+    done = run()
+    assert (done.returncode, done.stdout) == (0, "ran\n"), done.stderr
+    done = run("x")
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert "takes no arguments (got x)" in done.stderr
+    done = run("--help")
+    assert (done.returncode, done.stdout) == (0, "The script's help.\n"), done.stderr
 
 
 @pytest.mark.parametrize("args", [("no-such-figure",), ("no-such-figure", "--flag")])

@@ -129,3 +129,19 @@ def test_mixed_precision_training_steps(tmp_path, policy):
     assert all(v.dtype == "float32" for v in model.trainable_variables)
     from albert_tf.backend import keras
     assert keras.mixed_precision.global_policy().name == "float32"   # restored afterwards
+
+
+def test_time_pretraining_steps_times_the_training_step(tmp_path):
+    """`time_pretraining_steps` (what benchmarks/pretrain_throughput.py and
+    input_throughput.py time): the trainer's step on an in-memory `synthetic_batch`."""
+    from albert_tf.data.pretraining import synthetic_batch
+    from albert_tf.training.trainer import pretraining_step_config, time_pretraining_steps
+    batch = synthetic_batch(albert_tf.load_config("albert_tiny"), 2, 16, 3)
+    assert batch["input_word_ids"].shape == (2, 16) and batch["masked_lm_ids"].shape == (2, 3)
+    assert (batch["input_word_ids"][:, 0] == 2).all()
+    rows = np.arange(2)[:, None]
+    assert (batch["input_word_ids"][rows, batch["masked_lm_positions"]] == 4).all()
+    config = pretraining_step_config("albert_tiny", 2, 16, 3, str(tmp_path / "model"))
+    result = time_pretraining_steps(config, batch, warmup=1, steps=2)
+    assert result["seconds"] > 0 and np.isfinite(result["loss"]) and result["loss"] > 0
+    assert not (tmp_path / "model" / "checkpoint").exists()    # timing writes no checkpoint

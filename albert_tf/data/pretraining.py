@@ -218,3 +218,30 @@ def pretraining_dataset(file_pattern: str, batch_size: int, max_seq_length: int,
         from albert_tf.data import data_service as service
         ds = service.apply(ds, data_service, data_service_job_name)
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def synthetic_batch(config, batch_size: int, seq_length: int, max_predictions: int,
+                    seed: int = 0) -> dict:
+    """One random pretraining batch of numpy arrays in `pretraining_dataset`'s layout, for
+    timing the training step without an input pipeline: ``input_word_ids`` /
+    ``input_mask`` / ``input_type_ids`` [batch_size, seq_length] int32 (``[CLS]`` first,
+    masked positions set to ``[MASK]``), ``masked_lm_positions`` / ``masked_lm_ids``
+    [batch_size, max_predictions] int32, ``masked_lm_weights`` [batch_size,
+    max_predictions] float32 and ``next_sentence_labels`` [batch_size] int32; ids below
+    ``config.vocab_size``."""
+    import numpy as np
+    rng = np.random.RandomState(seed)
+    ids = rng.randint(5, config.vocab_size, size=(batch_size, seq_length)).astype(np.int32)
+    ids[:, 0] = 2
+    mask = np.ones_like(ids)
+    types = (np.arange(seq_length)[None, :] >= seq_length // 2).astype(np.int32).repeat(
+        batch_size, 0)
+    positions = np.sort(np.stack([rng.choice(np.arange(1, seq_length), max_predictions,
+                                             replace=False) for _ in range(batch_size)]),
+                        axis=1).astype(np.int32)
+    masked_ids = np.take_along_axis(ids, positions, axis=1)
+    np.put_along_axis(ids, positions, 4, axis=1)
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
+            "masked_lm_positions": positions, "masked_lm_ids": masked_ids,
+            "masked_lm_weights": np.ones(positions.shape, np.float32),
+            "next_sentence_labels": rng.randint(0, 2, size=batch_size).astype(np.int32)}

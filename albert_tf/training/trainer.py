@@ -477,6 +477,21 @@ class Trainer:
         value = strategy.run(lambda: tf.constant(int(flag)))
         return bool(strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None).numpy() > 0)
 
+    def time_steps(self, warmup: int, steps: int, iterator=None) -> dict[str, float]:
+        """Times the training step `train` runs, without checkpoints, summaries or
+        evaluation (a throughput measurement): ``warmup`` untimed steps, then ``steps``
+        timed ones on batches of ``iterator`` (default: the task's training data).
+        Returns ``{"seconds": wall time of the timed steps, "loss": their mean loss}``;
+        the model's weights and optimizer state change as in training."""
+        train_fn = self._build_train_fn()
+        if iterator is None:
+            iterator = iter(self.distributed_dataset(self.config.task.train_data))
+        train_fn(iterator, tf.constant(warmup, tf.int32))["loss"].numpy()
+        start = time.perf_counter()
+        totals = train_fn(iterator, tf.constant(steps, tf.int32))
+        loss = float(totals["loss"]) / steps
+        return {"seconds": time.perf_counter() - start, "loss": loss}
+
     def _run_steps(self, iterator, num_steps: int) -> dict:
         try:
             return self._train_fn(iterator, tf.constant(num_steps, tf.int32))
@@ -554,6 +569,41 @@ def run_experiment(config: ExperimentConfig, mode: str = "train_and_eval",
         set_mixed_precision("float32")
 
 
+def pretraining_step_config(model_config: str, batch_size: int, seq_length: int,
+                            max_predictions: int, model_dir: str,
+                            jit_compile: bool = False) -> ExperimentConfig:
+    """The experiment `time_pretraining_steps` times: pretraining of ``model_config``
+    (a shipped name or a config path) with AdamW at 1e-4, ``batch_size`` sequences of
+    ``seq_length`` tokens with ``max_predictions`` masked positions each."""
+    config = ExperimentConfig(model_dir=model_dir)
+    config.model.config = model_config
+    config.task.type = "pretraining"
+    config.task.max_seq_length = seq_length
+    config.task.max_predictions_per_seq = max_predictions
+    config.task.train_data.global_batch_size = batch_size
+    config.optimizer.type = "adamw"
+    config.optimizer.learning_rate = 1e-4
+    config.runtime.jit_compile = jit_compile
+    config.trainer.train_steps = 10 ** 6
+    return config
+
+
+def time_pretraining_steps(config: ExperimentConfig, batch: dict, warmup: int,
+                           steps: int) -> dict[str, float]:
+    """`Trainer.time_steps` of ``config``'s pretraining step on one CPU device, fed one
+    in-memory ``batch`` (numpy arrays, `albert_tf.data.pretraining.synthetic_batch`'s
+    layout) over and over: the step's cost without the input pipeline."""
+    from albert_tf.training.tasks import PretrainingTask
+
+    class InMemoryTask(PretrainingTask):
+        def build_inputs(self, data_config, input_context=None):
+            return tf.data.Dataset.from_tensors(batch).repeat()
+
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    trainer = Trainer(config, InMemoryTask(config), strategy, log=lambda line: None)
+    return trainer.time_steps(warmup, steps)
+
+
 def check_weights_to_run(config: ExperimentConfig, mode: str) -> None:
     """`albert_tf.training.preflight.check_weights_to_run`, a ``model_dir``'s checkpoint
     files confirmed by ``tf.train.latest_checkpoint``."""
@@ -601,4 +651,5 @@ def main_guard(fn: Callable[[], int | None]) -> int:
         return 2
 
 
-__all__ = ["Trainer", "format_duration", "main_guard", "progress_line", "run_experiment"]
+__all__ = ["Trainer", "format_duration", "main_guard", "progress_line", "run_experiment",
+           "pretraining_step_config", "time_pretraining_steps"]

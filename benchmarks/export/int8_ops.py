@@ -15,14 +15,11 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
 
-import numpy as np  # noqa: E402
-from bench_common import median_invoke_ms  # noqa: E402
-
-from albert_tf.backend import keras, tf  # noqa: E402
+from albert_tf.backend import keras, tf
+from albert_tf.benchmark.worker import median_ms
 
 S, H, N, D, I = 128, 768, 12, 64, 3072
 
@@ -75,7 +72,7 @@ def time_model(content: bytes, threads: int, delegate: bool, runs: int = 30):
     delegated = sum(op["op_name"] == "DELEGATE" for op in it._get_ops_details())
     for d in it.get_input_details():
         it.set_tensor(d["index"], np.ones(d["shape"], d["dtype"]))
-    return median_invoke_ms(it.invoke, runs), delegated
+    return median_ms(it.invoke, runs), delegated
 
 
 def model_op_counts(path: str) -> collections.Counter:
@@ -102,3 +99,8 @@ def main(argv=None) -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -79,3 +79,8 @@ def main(argv=None) -> None:
             "points_vs_keras": 100 * (accuracy - keras_accuracy),
             "labels_equal_to_keras": sum(a == b for a, b in zip(labels, reference)) / len(gold)}
     print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -2,10 +2,12 @@
 
     make figures NAME=export-must-show    # the three steps below, in $ALBERT_TF_EXPORT_WORK
 
-    nice -n 10 .venv/bin/python benchmarks/figures.py export-finetune-sst2 --output=/tmp/sst2_mini
-    nice -n 10 .venv/bin/python benchmarks/figures.py export-qat-sst2 --model_dir=/tmp/sst2_mini \
-        --output=/tmp/sst2_mini/qat          # for the QAT row
-    nice -n 10 .venv/bin/python benchmarks/figures.py export-sst2-must-show --model_dir=/tmp/sst2_mini \\
+    albert-tf-finetune --task=sst2 --config_file=finetune_sst2_albert_mini \\
+        --max_seq_length=128 --model_dir=/tmp/sst2_mini
+    albert-tf-compress --config_file=compress_sst2_qat --init_model=/tmp/sst2_mini/best \\
+        --model_dir=/tmp/sst2_qat --notflite                      # for the QAT row
+    .venv/bin/python benchmarks/figures.py export-sst2-must-show \\
+        --model_dir=/tmp/sst2_mini/best --qat_model_dir=/tmp/sst2_qat/model \\
         --work_dir=/tmp/export_must_show [--base] [--json=results.json]
 
 1. SavedModel (TF Serving layout) loaded in a fresh process that imports only tensorflow and
@@ -28,8 +30,6 @@ import shutil
 import subprocess
 import sys
 import time
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
@@ -66,17 +66,19 @@ def keras_probabilities(model, tok, texts, seq: int) -> np.ndarray:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
+    parser.add_argument("--qat_model_dir", default=None,
+                        help="the model/ of an albert-tf-compress QAT run from --model_dir "
+                             "(the QAT row; without it, a QAT model in --model_dir if any)")
     parser.add_argument("--work_dir", default="/tmp/export_must_show")
-    parser.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data")),
-        help="default: $ALBERT_TF_DATA_DIR, else ../shared/data beside the checkout")
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--base", action="store_true", help="also time ALBERT-base shapes")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
 
     import albert_tf
-    from albert_tf.data.task_data import load_task
+    from albert_tf import resources
+    from albert_tf.data.task_data import expected_glue_file, load_task
     from albert_tf.export.common import ExportError, load_source
     from albert_tf.export.saved_model import export_saved_model
     from albert_tf.export.tflite import export_tflite
@@ -87,7 +89,8 @@ def main(argv=None) -> None:
     results: dict = {}
     work = args.work_dir
     os.makedirs(work, exist_ok=True)
-    task = load_task("sst2", os.path.join(args.data_dir, "glue"))
+    data_dir = resources.data_dir(args.data_dir)
+    task = load_task("sst2", data_dir)
     texts = [ex.text_a for ex in task.dev]
     labels = np.array([int(ex.label) for ex in task.dev])
     source = load_source(args.model_dir)
@@ -152,7 +155,7 @@ def main(argv=None) -> None:
     log(f"model dir without vocabulary: {results['no_vocab_error']}")
 
     # 3. TFLite variants.
-    calibration = os.path.join(args.data_dir, "glue", "SST-2", "train.tsv")
+    calibration = expected_glue_file(data_dir, "sst2", "train")
     variants = {
         "float32": dict(quantization="none"),
         "float16": dict(quantization="float16"),
@@ -166,9 +169,11 @@ def main(argv=None) -> None:
     for name, kwargs in variants.items():
         out_dir = os.path.join(work, "edge", name)
         t = time.time()
+        qat_dir = args.qat_model_dir if name == "qat" else None
         try:
-            export_tflite(args.model_dir, out_dir, seq_lengths=[seq], overwrite=True,
-                          calibration_file=calibration, source=source, **kwargs)
+            export_tflite(qat_dir or args.model_dir, out_dir, seq_lengths=[seq],
+                          overwrite=True, calibration_file=calibration,
+                          source=None if qat_dir else source, **kwargs)
         except ExportError as e:
             results["tflite"][name] = {"error": str(e)}
             log(f"{name}: not exported: {e}")
@@ -224,3 +229,8 @@ def main(argv=None) -> None:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
     log(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

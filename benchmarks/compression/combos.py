@@ -10,9 +10,13 @@ float), the fast CPU layout.
 """
 
 import argparse
+import os
+import subprocess
+import sys
 
-from bench_common import run_figure
-from compression_common import OUT, export, log, model_inputs, save_result, scored
+from common import OUT, export, log, model_inputs, save_result, scored
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main(argv=None) -> None:
@@ -22,10 +26,16 @@ def main(argv=None) -> None:
     if not args.only_ptq:
         for name, init in (("prune_qat", f"{OUT}/pruned80"), ("distill_qat", f"{OUT}/distilled")):
             log(f"{name} from {init}")
-            run_figure("compression-qat", f"--init={init}", f"--name={name}",
-                       "--modes=per_depth", "--steps=400")
+            subprocess.run([sys.executable, os.path.join(HERE, "qat.py"),
+                            f"--init={init}", f"--name={name}", "--modes=per_depth",
+                            "--steps=400"], check=True)
     init = f"{OUT}/distilled"
     file = export(init, "distill_ptq_xnnpack", quantization="int8")
     save_result("distill_ptq_xnnpack", {
         "method": "distilled student -> PTQ int8 (XNNPACK layout)",
         **scored(file, model_inputs(init))})
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

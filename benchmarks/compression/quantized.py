@@ -8,7 +8,7 @@ matrix work, so the fixed per-op cost weighs more. Each file is scored on SST-2 
 here and timed with the others by compression-latency.
 """
 
-from compression_common import START, export, model_inputs, path, save_result, scored
+from common import START, export, model_inputs, path, save_result, scored
 
 # (model, quantizations): the int8 files of the start model and of the student are
 # written by compression-baseline (ptq_int8_xnnpack) and compression-combos
@@ -26,3 +26,8 @@ def main() -> None:
             file = export(model_dir, label, quantization=quantization)
             save_result(label, {"method": f"{name}, TFLite {quantization}",
                                 **scored(file, inputs)})
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -25,11 +25,11 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import cpu_model  # noqa: E402
+from albert_tf import resources
+from albert_tf.benchmark.cpu import cpu_info
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VOCAB = os.path.join(ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 RUNS = (("local", "--num_workers=1"), ("local", "--num_workers=2"),
         ("beam", "--direct_num_workers=1"), ("beam", "--direct_num_workers=2"))
 
@@ -41,7 +41,8 @@ def sha256(path: str) -> str:
 
 def run_once(corpus: str, out: str, runner: str, workers: str, args) -> dict:
     cmd = [sys.executable, "-m", "albert_tf.bin.create_pretraining_data",
-           f"--input_file={corpus}", f"--output_file={out}", f"--vocab_file={VOCAB}",
+           f"--input_file={corpus}", f"--output_file={out}",
+           f"--vocab_file={resources.resolve(resources.DEFAULT_VOCAB)}",
            f"--max_seq_length={args.max_seq_length}", "--max_predictions_per_seq=20",
            f"--dupe_factor={args.dupe_factor}", f"--num_shards={args.num_shards}",
            "--noprogress", f"--runner={runner}"]
@@ -67,22 +68,22 @@ def table(result: dict) -> str:
     return "\n".join(rows)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data_dir", default=os.environ.get(
-        "ALBERT_TF_DATA_DIR", os.path.join(os.path.dirname(ROOT), "shared", "data")))
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--mb", type=float, default=3.0)
     parser.add_argument("--dupe_factor", type=int, default=2)
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--num_shards", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workdir", default="/tmp/albert_tf_pretraining_data_beam")
-    parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks",
-                                                         "pretraining_data_beam.json"))
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "beam.json"),
+                        help="default: the recorded results/beam.json beside this script")
     args = parser.parse_args(argv)
+    data_dir = resources.data_dir(args.data_dir)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    with open(os.path.join(args.data_dir, "corpus", "imdb-unsup.txt"), "rb") as f:
+    with open(os.path.join(data_dir, "corpus", "imdb-unsup.txt"), "rb") as f:
         data = f.read(int(args.mb * 1e6))
     corpus = os.path.join(args.workdir, "imdb.txt")
     with open(corpus, "wb") as f:
@@ -105,7 +106,7 @@ def main(argv: list[str]) -> int:
             "median_seconds": seconds[len(seconds) // 2], "instances": mine[0]["instances"],
             "shard_records": mine[0]["shard_records"],
             "identical": all(r["sha256"] == reference for r in mine)})
-    result = {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(),
+    result = {"cpu_model": cpu_info(measure_clock=False).model_name, "cpu_count": os.cpu_count(),
               "load_average_before_after": [round(load_before[0], 2),
                                             round(os.getloadavg()[0], 2)],
               "input_mb": round(os.path.getsize(corpus) / 1e6, 2),
@@ -122,6 +123,6 @@ def main(argv: list[str]) -> int:
     print(table(result))
     return 0 if result["identical"] else 1
 
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -7,7 +7,7 @@ smaller dense model is fine-tuned 1500 steps. Latency is measured by
 compression-latency next to the starting model's.
 """
 
-from compression_common import (export, load_start, log, save, save_result, scored,
+from common import (export, load_start, log, save, save_result, scored,
                                  stage_config)
 
 from albert_tf.compression.compressor import compress_model
@@ -32,3 +32,8 @@ def main() -> None:
         "start_dev_accuracy": report["dev"]["start"]["accuracy"],
         **scored(export(directory, "structured"), inputs),
         "plan": report["structured"]["plan"]})
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -11,7 +11,7 @@ compression-baseline (or are computed here for another --init).
 
 import argparse
 
-from compression_common import (SEQ, START, calibration_features, export, log, model_inputs,
+from common import (SEQ, START, calibration_features, export, log, model_inputs,
                                  save_result, scored, sizes, stage_config, tflite_accuracy,
                                  write_tflite)
 
@@ -58,3 +58,8 @@ def main(argv=None) -> None:
         if "sparsity_after_qat" in report:
             result["sparsity_after_qat"] = report["sparsity_after_qat"]["total"]
         save_result(f"{args.name}_{mode}", result)
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -31,7 +31,6 @@ import tempfile
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import numpy as np  # noqa: E402
-from bench_common import median_invoke_ms  # noqa: E402
 
 SEQ, HIDDEN, HEADS, FFN, LAYERS, EMBED = 128, 768, 12, 3072, 12, 128
 
@@ -78,12 +77,12 @@ def convert_dynamic(model, input_shape, dtype) -> bytes:
 def real_model(tmp: str) -> str:
     """The albert_base dynamic-int8 export at [1, SEQ] (random weights)."""
     import albert_tf
+    from albert_tf import resources
     from albert_tf.checkpoints import TaskInfo
     from albert_tf.export.tflite import export_tflite
     config = albert_tf.load_config("albert_base").replace(vocab_size=8000)
     model_dir = os.path.join(tmp, "albert_base")
-    vocab = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                         "official_configs", "vocab", "imdb_pydocs_8k.model")
+    vocab = resources.resolve(resources.DEFAULT_VOCAB)
     albert_tf.save_model_dir(albert_tf.build_classifier(config, 2), model_dir,
                              task_info=TaskInfo("random-head", "classification", ("0", "1"),
                                                 SEQ), vocab_file=vocab)
@@ -109,7 +108,8 @@ def time_model(path: str, runs: int, threads: int) -> float:
         else:
             value = rng.standard_normal(detail["shape"]).astype(np.float32)
         interpreter.set_tensor(detail["index"], value)
-    return median_invoke_ms(interpreter.invoke, runs)
+    from albert_tf.benchmark.worker import median_ms
+    return median_ms(interpreter.invoke, runs)
 
 
 def main(argv=None) -> None:
@@ -146,3 +146,8 @@ def main(argv=None) -> None:
                      "gop": round(gop[name], 2),
                      "fraction_of_int8_peak": round(gop[name] / (ms / 1e3) / peak, 3)}
     print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

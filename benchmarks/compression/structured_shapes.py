@@ -13,7 +13,7 @@ the speed-up of a small model.
 import json
 import os
 
-from compression_common import RESULTS, export, latency, log, path
+from common import RESULTS, export, latency, log, path
 
 from albert_tf import resources
 from albert_tf.backend import keras
@@ -45,3 +45,8 @@ def main() -> None:
     with open(os.path.join(RESULTS, "structured_shapes.json"), "w") as f:
         json.dump(times, f, indent=2)
     log(json.dumps(times))
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

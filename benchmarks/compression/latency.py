@@ -13,7 +13,7 @@ import glob
 import json
 import os
 
-from compression_common import RESULTS, latency, log
+from common import RESULTS, latency, log
 
 
 def main(argv=None) -> None:
@@ -43,3 +43,8 @@ def main(argv=None) -> None:
         json.dump(merged, f, indent=2)
     for key, value in times.items():
         log(f"{key}: {value:.2f} ms")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 import numpy as np
 
@@ -76,8 +75,8 @@ def convert(model, seq: int, int8: bool, sparse: bool) -> bytes:
 
 def median_ms(blob: bytes, seq: int, threads: int, builtin: bool, runs: int) -> float:
     from ai_edge_litert import interpreter as lite
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_common import median_invoke_ms
+
+    from albert_tf.benchmark.worker import median_ms as median_invoke_ms
     kwargs = {"experimental_op_resolver_type":
               lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES} if builtin else {}
     runner = lite.Interpreter(model_content=blob, num_threads=threads, **kwargs)
@@ -109,7 +108,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     print(f"one ALBERT-base layer's matmuls, [1, {args.seq}, {HIDDEN}] input, "
-          f"{args.threads} threads; CPU: {cpu_info(measure_clock=False).model_name}")
+          f"{args.threads} threads; CPU: {cpu_info(measure_clock=False).summary()}")
     print("| variant | sparsity | file MiB | median ms | vs dense int8 (XNNPACK) |")
     print("|---|---|---|---|---|")
     table = list(rows(args.seq, args.threads, args.runs))
@@ -118,6 +117,6 @@ def main(argv=None) -> int:
         print(f"| {variant} | {sparsity:.0%} | {mib:.1f} | {ms:.2f} | {int8_ms / ms:.2f}x |")
     return 0
 
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -6,7 +6,7 @@ PTQ is the export library's full-integer int8 (calibrated on 256 training senten
 every op int8: ``int8_float_ops="none"``) and its default int8 (XNNPACK-friendly mix).
 """
 
-from compression_common import START, export, keras_accuracy, load_start, log, save_result, scored
+from common import START, export, keras_accuracy, load_start, log, save_result, scored
 
 
 def main() -> None:
@@ -19,3 +19,8 @@ def main() -> None:
         save_result(name, {"method": f"PTQ int8 ({float_ops} float ops)",
                            "params": model.count_params(), **scored(file, inputs)})
     log("done")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

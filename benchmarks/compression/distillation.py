@@ -9,7 +9,7 @@ layers 2.8x). Trained 3000 steps from scratch twice, with the same schedule: dis
 model trained directly). Teacher and students are timed by compression-latency.
 """
 
-from compression_common import (export, keras_accuracy, load_start, log, save, save_result,
+from common import (export, keras_accuracy, load_start, log, save, save_result,
                                  scored, stage_config)
 
 from albert_tf.checkpoints import build_task_model
@@ -51,3 +51,8 @@ def main() -> None:
         "method": "same student trained directly (no teacher)", "model_dir": directory,
         "params": direct.count_params(), "keras_dev_accuracy": keras_accuracy(direct, inputs),
         **scored(export(directory, "student_direct"), inputs)})
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

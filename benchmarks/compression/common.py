@@ -1,4 +1,4 @@
-"""Shared plumbing of the measured compression experiments (benchmarks/compression_*.py, each
+"""Shared plumbing of the measured compression experiments (benchmarks/compression/, each
 run as a figure: ``make figures NAME=compression-<step>``, all of them ``NAME=compression``).
 
 Everything is measured the same way for every method:
@@ -26,17 +26,22 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.environ.get("ALBERT_TF_COMPRESSION_OUT", "/tmp/albert_tf_compression")
-DATA_DIR = os.environ.get("ALBERT_TF_DATA_DIR", os.path.join(ROOT, "..", "shared", "data"))
 START = os.path.join(OUT, "start", "best")
 SEQ = 128
 RESULTS = os.path.join(OUT, "results")
 
+from albert_tf import resources  # noqa: E402
 from albert_tf.checkpoints import (load_task_info, load_task_model, save_model_dir,  # noqa: E402
                                   vocab_path)
 from albert_tf.compression import data as data_lib  # noqa: E402
 from albert_tf.compression.compression_config import CompressionConfig  # noqa: E402
+
+
+def data_dir() -> str:
+    """The task data root: $ALBERT_TF_DATA_DIR (one clear error when unset or missing)."""
+    return resources.data_dir()
 
 
 def log(message: str) -> None:
@@ -58,7 +63,7 @@ def load_start():
 
 def task_inputs(task_info, vocab: str):
     """SST-2 train and dev of a task, tokenized with ``vocab``, padded to SEQ."""
-    return data_lib.load_task_inputs(task_info, DATA_DIR, vocab, max_seq_length=SEQ)
+    return data_lib.load_task_inputs(task_info, data_dir(), vocab, max_seq_length=SEQ)
 
 
 def model_inputs(model_dir: str):
@@ -69,7 +74,7 @@ def model_inputs(model_dir: str):
 def stage_config(**sections) -> CompressionConfig:
     """The `CompressionConfig` the experiments use (AdamW, warmup 10%, batch 32)."""
     config = CompressionConfig()
-    config.data.data_dir = DATA_DIR
+    config.data.data_dir = data_dir()
     config.data.batch_size = 32
     config.optimizer.learning_rate = 1e-4
     for key, value in sections.items():
@@ -91,7 +96,7 @@ def export(model_dir: str, name: str, quantization: str = "none", **kwargs) -> s
     from albert_tf.export.tflite import export_tflite
     target = path("tflite", name)
     export_tflite(model_dir, target, quantization=quantization, seq_lengths=[SEQ],
-                  overwrite=True, data_dir=DATA_DIR, **kwargs)
+                  overwrite=True, data_dir=data_dir(), **kwargs)
     return os.path.join(target, "model.tflite")
 
 

@@ -23,7 +23,8 @@ import time
 
 import psutil
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def _tree_rss(proc: psutil.Process) -> tuple[int, int]:
@@ -73,12 +74,13 @@ def run_once(inputs: str, output: str, args, summary_file: str) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "data", "corpus",
-                                                         "imdb-unsup.txt"))
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
+    parser.add_argument("--corpus", default=None,
+                        help="default: corpus/imdb-unsup.txt of the data directory")
     parser.add_argument("--copies", type=int, default=10)
     parser.add_argument("--workdir", default="/tmp/albert_tf_pretraining_memory")
-    parser.add_argument("--spm_model_file", default=os.path.join(
-        ROOT, "official_configs", "vocab", "imdb_pydocs_8k.model"))
+    parser.add_argument("--spm_model_file", default=None,
+                        help="default: the shipped official_configs/vocab/imdb_pydocs_8k.model")
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--max_predictions_per_seq", type=int, default=20)
     parser.add_argument("--dupe_factor", type=int, default=1)
@@ -86,9 +88,13 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--keep_first_output", default=None,
                         help="Move the 1x run's TFRecords here (e.g. out/pretrain/imdb_128).")
-    parser.add_argument("--output_json", default=os.path.join(ROOT, "benchmarks",
-                                                              "pretraining_data_memory.json"))
+    parser.add_argument("--output_json", default=os.path.join(HERE, "results", "memory.json"),
+                        help="default: the recorded results/memory.json beside this script")
     args = parser.parse_args(argv)
+    from albert_tf import resources
+    if args.corpus is None:
+        args.corpus = os.path.join(resources.data_dir(args.data_dir), "corpus", "imdb-unsup.txt")
+    args.spm_model_file = args.spm_model_file or resources.resolve(resources.DEFAULT_VOCAB)
 
     os.makedirs(args.workdir, exist_ok=True)
     big = os.path.join(args.workdir, f"corpus_x{args.copies}.txt")
@@ -125,3 +131,8 @@ def main(argv=None) -> int:
         f.write("\n")
     print(json.dumps({"peak_tree_rss_ratio": results["peak_tree_rss_ratio"]}))
     return 0 if results["peak_tree_rss_ratio"] <= 1.2 else 1
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 
-from compression_common import RESULTS
+from common import RESULTS
 
 ROWS = [  # (result file, tflite key, label)
     ("start", "tflite", "finetuned albert_small (start), float"),
@@ -69,3 +69,8 @@ def main(argv=None) -> None:
     print(table)
     with open(args.write, "w") as f:
         f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -20,13 +20,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench_common import DEFAULT_DATA_DIR, median_invoke_ms  # noqa: E402
 
 SPARSITIES = (0.5, 0.8, 0.9, 0.95)
 
@@ -51,19 +47,22 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--data_dir", default=DEFAULT_DATA_DIR)
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--work_dir", default="/tmp/albert_tf_openvino_sparse")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import openvino as ov
 
+    from albert_tf import resources
     from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.benchmark.runtimes import SPARSE_WEIGHTS_RATE, OpenVinoRunner, token_inputs
+    from albert_tf.benchmark.worker import median_ms
     from albert_tf.config import load_config
+    args.data_dir = resources.data_dir(args.data_dir)
     sparsities = [0.0] + [float(s) for s in args.sparsities.split(",")]
     print(f"OpenVINO {ov.__version__} int8 IR, [1, {args.seq}], {args.threads} threads, "
           f"CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE={SPARSE_WEIGHTS_RATE}; CPU: "
-          f"{cpu_info(measure_clock=False).model_name}")
+          f"{cpu_info(measure_clock=False).summary()}")
     print("| model | sparsity | ms (dense kernels) | ms (sparse rate) | vs dense int8 IR |")
     print("|---|---|---|---|---|")
     for name in args.models.split(","):
@@ -74,7 +73,7 @@ def main(argv=None) -> int:
         rounds = {key: [] for key in runs}
         for _ in range(args.rounds):
             for key, invoke in runs.items():
-                rounds[key].append(median_invoke_ms(invoke, args.runs))
+                rounds[key].append(median_ms(invoke, args.runs))
         ms = {key: float(np.median(values)) for key, values in rounds.items()}
         dense = ms[0.0, None]
         for s in sparsities:
@@ -82,6 +81,6 @@ def main(argv=None) -> int:
                   f"{dense / min(ms[s, None], ms[s, SPARSE_WEIGHTS_RATE]):.2f}x |", flush=True)
     return 0
 
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from albert_tf.cli import script_main
+    script_main(main)

@@ -11,7 +11,7 @@ weights), written as ``pruned80_emb`` / results ``pruning_emb``.
 
 import argparse
 
-from compression_common import (export, load_start, log, path, save, save_result, scored,
+from common import (export, load_start, log, path, save, save_result, scored,
                                  stage_config)
 
 from albert_tf.compression.compressor import compress_model
@@ -47,3 +47,8 @@ def main(argv=None) -> None:
         "curve": curve[::4] + [curve[-1]], "pruned_weights": report["pruned_weights"]})
     log(f"sparsity curve (every 200 steps): {curve[::4]}")
     log(f"written {path('results', f'pruning{suffix}.json')}")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)

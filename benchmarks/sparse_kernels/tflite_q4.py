@@ -14,21 +14,18 @@ Issue #28. Builds the artifacts the way ``albert-tf-benchmark`` does
   (random weights: a drift indicator, not an accuracy; the accuracy gate on SST-2 dev is
   tests/test_benchmark_q4_tflite.py).
 
-    python benchmarks/tflite_q4.py --work_dir=/tmp/q4 [--model=albert_base] [--shapes=1x16,1x128]
+    make figures NAME=tflite-q4 ARGS="--work_dir=/tmp/q4 ..."     # or, the same:
+    python benchmarks/sparse_kernels/tflite_q4.py --work_dir=/tmp/q4 [--model=albert_base] [--shapes=1x16,1x128]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench_common import DEFAULT_DATA_DIR, cpu_model  # noqa: E402
 
 
 def artifacts(model: str, work_dir: str, data_dir: str, batch: int, seq: int) -> dict:
@@ -63,15 +60,19 @@ def sequence_output(it) -> np.ndarray:
     return it.get_tensor(out["index"]).reshape(-1, out["shape"][-1])
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="albert_base")
     parser.add_argument("--shapes", default="1x16,1x128")
     parser.add_argument("--work_dir", required=True)
-    parser.add_argument("--data_dir", default=DEFAULT_DATA_DIR)
+    parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--rounds", type=int, default=10)
-    args = parser.parse_args()
-    print(f"cpu: {cpu_model()}; 1 thread; load average {os.getloadavg()[0]:.2f}")
+    args = parser.parse_args(argv)
+    from albert_tf import resources
+    from albert_tf.benchmark.cpu import cpu_info
+    from albert_tf.benchmark.worker import time_call
+    args.data_dir = resources.data_dir(args.data_dir)
+    print(f"cpu: {cpu_info(measure_clock=False).summary()}; 1 thread; load average {os.getloadavg()[0]:.2f}")
     print("| model | shape | runtime | CPU ms/invoke (median, p10-p90) | vs fastest int8 | "
           "MiB | cosine to float (min / mean) |")
     print("|---|---|---|---|---|---|---|")
@@ -99,10 +100,7 @@ def main() -> None:
         cpu = {k: [] for k in its}
         for _ in range(args.rounds):
             for name, it in its.items():
-                for _ in range(5):
-                    start = time.thread_time()
-                    it.invoke()
-                    cpu[name].append((time.thread_time() - start) * 1e3)
+                cpu[name] += time_call(it.invoke, 5, 0.0, 0, clock=time.thread_time)
         medians = {k: float(np.median(v)) for k, v in cpu.items()}
         fastest_int8 = min(medians["tflite_int8"], medians["tflite_dynamic"])
         for name, values in cpu.items():
@@ -112,6 +110,6 @@ def main() -> None:
                   f"{os.path.getsize(files[name]) / 2**20:.1f} | "
                   f"{drift[name][0]:.4f} / {drift[name][1]:.4f} |")
 
-
 if __name__ == "__main__":
-    main()
+    from albert_tf.cli import script_main
+    script_main(main)

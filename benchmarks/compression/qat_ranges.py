@@ -13,7 +13,7 @@ import os
 import re
 
 import numpy as np
-from compression_common import (RESULTS, SEQ, START, calibration_features, load_start, log,
+from common import (RESULTS, SEQ, START, calibration_features, load_start, log,
                                  tflite_accuracy, write_tflite)
 
 from albert_tf.backend import tf
@@ -58,3 +58,8 @@ def main() -> None:
         log(f"{point}: widths by depth {s['widths_by_depth']} (max/min {s['max_over_min']})")
     log(f"median max/min width ratio over points: "
         f"{np.median([s['max_over_min'] for s in summary.values()]):.2f}")
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import script_main
+    script_main(main)
