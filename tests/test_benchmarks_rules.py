@@ -9,8 +9,6 @@ read from the source (no script is imported, no TensorFlow).
   runs each one in a fresh process);
 * no test imports a script of benchmarks/.
 
-``PENDING`` lists the files another change of the same item rewrites (moving their logic
-into the package); it may only shrink.
 """
 
 from __future__ import annotations
@@ -23,13 +21,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = os.path.join(ROOT, "benchmarks")
-PENDING = {"benchmarks/bench_common.py", "benchmarks/concurrency.py",
-           "benchmarks/deepsparse_anchor.py", "benchmarks/deepsparse_worker.py",
-           "benchmarks/mobile_sdk_span.py", "benchmarks/sparsity_albert_vs_bert.py",
-           "tests/test_concurrency.py", "tests/serving_models.py",
-           "tests/test_benchmark_deepsparse.py", "tests/test_sparsity_figure.py",
-           "tests/test_mobile_sdk_span.py"}
-LIBRARIES = {"benchmarks/bench_common.py", "benchmarks/compression/common.py"}
+LIBRARIES = {"benchmarks/compression/common.py"}
 
 
 def python_files(folder: str) -> list[str]:
@@ -65,7 +57,7 @@ def has_main_block(tree: ast.Module) -> bool:
                for node in tree.body)
 
 
-SCRIPTS = [f for f in python_files(BENCHMARKS) if f not in PENDING]
+SCRIPTS = python_files(BENCHMARKS)
 
 
 def test_the_rules_see_the_scripts():
@@ -90,7 +82,7 @@ def test_script_follows_the_rules(path):
 def test_no_test_imports_a_script():
     offenders = []
     for path in python_files(os.path.join(ROOT, "tests")):
-        if path in PENDING or path == "tests/test_benchmarks_rules.py":
+        if path == "tests/test_benchmarks_rules.py":
             continue
         text = source(path)
         if re.search(r"load_script\(\s*[\"']benchmarks/|spec_from_file_location\([^)]*benchmarks"
