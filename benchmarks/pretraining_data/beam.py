@@ -9,9 +9,9 @@ runner with ``--num_workers`` 1 and 2, and the Beam runner (FnApiRunner) with
 ``--direct_num_workers`` 1 and 2 (2: ``multi_processing``, one process per worker), the four
 in turn, ``--repeats`` rounds. Reports each configuration's median wall time (the whole
 command, start-up included; min and max beside it), records, and whether every shard's
-sha256 equals the local 1-worker run's in every round; the CPU model (``lscpu``) and the
+sha256 equals the local 1-worker run's in every round; the CPU (`CpuInfo.summary`) and the
 load average before and after. Writes JSON (``--output``) and prints the markdown table of
-docs/data.md.
+docs/results/pretraining-data-beam-machine-d.md.
 """
 
 from __future__ import annotations
