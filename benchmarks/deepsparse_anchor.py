@@ -24,7 +24,7 @@ times, at ``[1, seq]``:
   (`albert_tf.benchmark.runtimes.TFLiteRunner`); the faster is the baseline.
 
 Rounds interleave every artifact of a model (median of each round's median of ``runs`` calls,
-`albert_tf.benchmark.worker.median_ms`; the table gives the median over rounds). Before
+`albert_tf.benchmark.timing.median_ms`; the table gives the median over rounds). Before
 timing, each DeepSparse engine's outputs are checked against ONNX Runtime's on the same file
 (`check_rows`): fp32 within `FP32_TOLERANCE`; int8 QDQ reported as cosine similarity (two
 int8 kernels round differently).
@@ -103,7 +103,7 @@ def qdq_int8(fp32: str, vocab_size: int, seq: int, echo=print) -> str:
 # ------------------------------------------------------------------ running
 def run_model(name: str, args, worker: DeepSparseWorker, sparsities: list[float]):
     """``(rows, checks, skipped)`` of one model."""
-    from albert_tf.benchmark.worker import median_ms
+    from albert_tf.benchmark.timing import median_ms
     from albert_tf.benchmark.runtimes import OnnxRunner, TFLiteRunner, peer_feed, token_inputs
     from albert_tf.config import load_config
     vocab = load_config(name).vocab_size

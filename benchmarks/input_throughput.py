@@ -68,7 +68,7 @@ def time_batches(ds, batches: int, warmup: int, threads: int | None) -> float:
         options = tf.data.Options()
         options.threading.private_threadpool_size = threads
         ds = ds.with_options(options)
-    from albert_tf.benchmark.worker import time_call
+    from albert_tf.benchmark.timing import time_call
     it = iter(ds)
     sizes = []
     latencies = time_call(lambda: sizes.append(int(next(it)["input_word_ids"].shape[0])),

@@ -42,7 +42,7 @@ def run_torch(args, batch, albert_config, threads: int | None = None) -> dict:
     from transformers import AlbertConfig as HFConfig
     from transformers import AlbertForPreTraining
 
-    from albert_tf.benchmark.worker import time_call
+    from albert_tf.benchmark.timing import time_call
     from albert_tf.config import activation_to_hf
     torch.set_num_threads(threads or args.threads)
     torch.manual_seed(0)

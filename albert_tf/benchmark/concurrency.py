@@ -264,7 +264,7 @@ def stress(call: Callable[[list[str]], Answer], batches: list[list[str]], refs: 
 def single_thread_rate(call: Callable[[list[str]], Answer], batches: list[list[str]],
                        seconds: float) -> float:
     """Calls per second of one thread on the same random batches (for comparison)."""
-    from albert_tf.benchmark.worker import time_call
+    from albert_tf.benchmark.timing import time_call
     rng = random.Random(1)
     latencies = time_call(lambda: call(batches[rng.randrange(len(batches))]), 1, seconds, 0)
     return len(latencies) / (sum(latencies) / 1e3)

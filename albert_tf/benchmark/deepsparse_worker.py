@@ -4,7 +4,7 @@ DeepSparse venv's interpreter (``.venv-deepsparse/bin/python``;
 nor TensorFlow (DeepSparse 1.8 needs onnx<1.15 and Python < 3.12), only the standard library
 (numpy, onnx and deepsparse inside the requests). It lives in the package so that the client
 finds it in a wheel install too (like ``albert_tflite/sdk_check.py`` for ``.venv-sdk``); it is
-the one timing loop outside `albert_tf.benchmark.worker.time_call`, because that module cannot
+the one timing loop outside `albert_tf.benchmark.timing.time_call`, because that module cannot
 be imported in this venv.
 
 One JSON request per stdin line, one JSON reply per stdout line (DeepSparse's own chatter goes

@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 from albert_tf.benchmark.runtimes import RUNNERS, token_inputs
-from albert_tf.benchmark.worker import time_call
+from albert_tf.benchmark.timing import time_call
 
 
 class InterleavedError(RuntimeError):

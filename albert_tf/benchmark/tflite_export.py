@@ -27,12 +27,12 @@ import dataclasses
 import json
 import os
 import sys
-import time
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from albert_tf import cli, outputs
+from albert_tf.benchmark.timing import time_call
 from albert_tf.export.metadata import read_metadata
 from albert_tf.export.tflite_runner import (invoke_errors, make_interpreter, model_file,
                                             uses_xnnpack)
@@ -99,15 +99,6 @@ def prepare(model: str, num_threads: int = 2, xnnpack: bool | None = None,
     return timed
 
 
-def _time(call, runs: int, min_seconds: float) -> list[float]:
-    times: list[float] = []
-    while len(times) < runs or sum(times) < 1e3 * min_seconds:
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
-
-
 def _result(row: dict, times: list[float]) -> dict:
     median = float(np.median(times))
     return dict(row, runs=len(times), median_ms=median, p90_ms=float(np.percentile(times, 90)),
@@ -125,7 +116,7 @@ def benchmark(model: str, num_threads: int = 2, runs: int = 50, warmup: int = 5,
         with entry.errors():     # a kernel LiteRT lacks: one line, not a traceback
             for _ in range(warmup):
                 entry.call()
-            results.append(_result(entry.row, _time(entry.call, runs, min_seconds)))
+            results.append(_result(entry.row, time_call(entry.call, runs, min_seconds, 0)))
     return results
 
 
@@ -149,7 +140,7 @@ def benchmark_rounds(models: Sequence[str], num_threads: int = 2, runs: int = 50
             with entries[i].errors():
                 for _ in range(warmup if r == 0 else 1):
                     entries[i].call()
-                t = _time(entries[i].call, max(1, -(-runs // rounds)), min_seconds / rounds)
+                t = time_call(entries[i].call, max(1, -(-runs // rounds)), min_seconds / rounds, 0)
             times[i] += t
             per_round[i].append(float(np.median(t)))
     results = []

@@ -17,38 +17,11 @@ import json
 import resource
 import statistics
 import sys
-import time
 
 from albert_tf.benchmark.runtimes import RUNNERS, token_inputs
+from albert_tf.benchmark.timing import median_ms, time_call  # noqa: F401  (public here too)
 
 MISSING_PACKAGE_EXIT = 3   # the runtime's package is not installed (JSON on stdout says which)
-
-
-def time_call(call, min_iterations: int, min_seconds: float, warmup: int,
-              on_warm=None, clock=time.perf_counter) -> list[float]:
-    """Latencies in ms: ``warmup`` untimed calls, then until both minimums are met.
-    ``on_warm()`` runs between the two (the profiler starts sampling there). ``clock``
-    measures each call (``time.thread_time`` for CPU time of this thread); the minimum
-    duration is always wall-clock time."""
-    for _ in range(warmup):
-        call()
-    if on_warm is not None:
-        on_warm()
-    latencies: list[float] = []
-    start = time.perf_counter()
-    while len(latencies) < min_iterations or time.perf_counter() - start < min_seconds:
-        t0 = clock()
-        call()
-        latencies.append((clock() - t0) * 1e3)
-        if len(latencies) >= 10 * min_iterations and time.perf_counter() - start > min_seconds:
-            break
-    return latencies
-
-
-def median_ms(call, runs: int, warmup: int = 3, clock=time.perf_counter) -> float:
-    """The median latency (ms) of exactly ``runs`` calls after ``warmup`` untimed ones:
-    the benchmark scripts' one timer."""
-    return statistics.median(time_call(call, runs, 0.0, warmup, clock=clock))
 
 
 def peak_rss_mib() -> float:

@@ -108,7 +108,7 @@ def time_model(path: str, runs: int, threads: int) -> float:
         else:
             value = rng.standard_normal(detail["shape"]).astype(np.float32)
         interpreter.set_tensor(detail["index"], value)
-    from albert_tf.benchmark.worker import median_ms
+    from albert_tf.benchmark.timing import median_ms
     return median_ms(interpreter.invoke, runs)
 
 

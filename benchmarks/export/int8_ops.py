@@ -19,7 +19,7 @@ import json
 import numpy as np
 
 from albert_tf.backend import keras, tf
-from albert_tf.benchmark.worker import median_ms
+from albert_tf.benchmark.timing import median_ms
 
 S, H, N, D, I = 128, 768, 12, 64, 3072
 

@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     from albert_tf import resources
     from albert_tf.benchmark.cpu import cpu_info
     from albert_tf.benchmark.runtimes import SPARSE_WEIGHTS_RATE, OpenVinoRunner, token_inputs
-    from albert_tf.benchmark.worker import median_ms
+    from albert_tf.benchmark.timing import median_ms
     from albert_tf.config import load_config
     args.data_dir = resources.data_dir(args.data_dir)
     sparsities = [0.0] + [float(s) for s in args.sparsities.split(",")]

@@ -76,7 +76,7 @@ def convert(model, seq: int, int8: bool, sparse: bool) -> bytes:
 def median_ms(blob: bytes, seq: int, threads: int, builtin: bool, runs: int) -> float:
     from ai_edge_litert import interpreter as lite
 
-    from albert_tf.benchmark.worker import median_ms as median_invoke_ms
+    from albert_tf.benchmark.timing import median_ms as median_invoke_ms
     kwargs = {"experimental_op_resolver_type":
               lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES} if builtin else {}
     runner = lite.Interpreter(model_content=blob, num_threads=threads, **kwargs)

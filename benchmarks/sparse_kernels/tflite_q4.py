@@ -70,7 +70,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     from albert_tf import resources
     from albert_tf.benchmark.cpu import cpu_info
-    from albert_tf.benchmark.worker import time_call
+    from albert_tf.benchmark.timing import time_call
     args.data_dir = resources.data_dir(args.data_dir)
     print(f"cpu: {cpu_info(measure_clock=False).summary()}; 1 thread; load average {os.getloadavg()[0]:.2f}")
     print("| model | shape | runtime | CPU ms/invoke (median, p10-p90) | vs fastest int8 | "
