@@ -38,6 +38,7 @@ import time
 from typing import Sequence
 
 import numpy as np
+from albert_tflite.sdk_check import default_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 Pair = tuple[str, str]
@@ -185,13 +186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--splits", default="train,dev", help="RTE splits for the pair set")
     parser.add_argument("--quantizations", default="none,dynamic")
     parser.add_argument("--seq_length", type=int, help="of the export (default: the model's)")
-    parser.add_argument("--sdk_python", default=None, help="default: .venv-sdk/bin/python")
+    parser.add_argument("--sdk_python", default=default_python(ROOT),
+                        help="default: $ALBERT_TF_SDK_PYTHON, else .venv-sdk (make sdk)")
     parser.add_argument("--workdir", help="where the exports go (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(list(argv) if argv is not None else None)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    python = args.sdk_python or os.path.join(ROOT, ".venv-sdk", "bin", "python")
+    python = args.sdk_python
     from albert_tf import resources
     pairs = pair_set(resources.data_dir(args.data_dir), args.splits.split(","), args.seed)
     log(f"pairs: {', '.join(f'{len(v)} {k}' for k, v in pairs.items())} "

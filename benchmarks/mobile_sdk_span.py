@@ -39,9 +39,16 @@ import sys
 import tempfile
 import time
 
-from albert_tf.benchmark.mobile_sdk_span import (calibration_tsv, log, runner_answers,
-                                                 saved_model_answers, squad_scores,
-                                                 train_span_model)
+from albert_tflite.sdk_check import default_python
+
+from albert_tf.benchmark.mobile_sdk_span import (
+    calibration_tsv,
+    log,
+    runner_answers,
+    saved_model_answers,
+    squad_scores,
+    train_span_model,
+)
 from albert_tf.data.examples import cloze_squad
 from albert_tf.export.sdk_metadata import compare_spans
 from albert_tf.heads.span import SDK_SPAN_SEQ_LENGTH
@@ -76,8 +83,7 @@ def parse(argv):
     parser.add_argument("--examples", type=int, default=200, help="held-out questions")
     parser.add_argument("--quantizations",
                         default="none,float16,dynamic,dynamic_per_tensor,int8")
-    parser.add_argument("--sdk_python", default=os.environ.get("ALBERT_TF_SDK_PYTHON")
-                        or os.path.join(ROOT, ".venv-sdk", "bin", "python"),
+    parser.add_argument("--sdk_python", default=default_python(ROOT),
                         help="the SDK environment's Python (default $ALBERT_TF_SDK_PYTHON, "
                         "else .venv-sdk: make sdk)")
     parser.add_argument("--json", help="also write the figures here")

@@ -18,6 +18,8 @@ import os
 import statistics
 import tempfile
 
+from albert_tflite.sdk_check import default_python
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SDKS = ("mediapipe", "tflite_support")
 
@@ -85,8 +87,8 @@ def main(argv=None) -> None:
     parser.add_argument("--model_dir", required=True, help="a finetuned SST-2 model directory")
     parser.add_argument("--data_dir", default=None, help="default: $ALBERT_TF_DATA_DIR")
     parser.add_argument("--quantizations", default="none,dynamic,dynamic_per_tensor,int8")
-    parser.add_argument("--sdk_python", default=os.environ.get(
-        "ALBERT_TF_SDK_PYTHON", os.path.join(ROOT, ".venv-sdk", "bin", "python")))
+    parser.add_argument("--sdk_python", default=default_python(ROOT),
+                        help="default: $ALBERT_TF_SDK_PYTHON, else .venv-sdk (make sdk)")
     parser.add_argument("--limit", type=int, default=0, help="first N dev sentences (0: all)")
     args = parser.parse_args(argv)
     from albert_tf import resources

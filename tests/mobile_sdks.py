@@ -13,8 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def sdk_python() -> str:
     """The SDK environment's interpreter; the test is skipped (naming the fix) without it."""
-    python = os.environ.get("ALBERT_TF_SDK_PYTHON") or os.path.join(
-        ROOT, ".venv-sdk", "bin", "python")
+    from albert_tflite.sdk_check import default_python
+    python = default_python(ROOT)
     if not os.path.exists(python):
         pytest.skip(f"the mobile SDK environment is missing ({python}): `make sdk` builds it "
                     "(`make test-all` does first).")

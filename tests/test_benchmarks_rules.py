@@ -89,3 +89,15 @@ def test_no_test_imports_a_script():
                      r"|^\s*(from|import) benchmarks\b", text, re.M):
             offenders.append(path)
     assert not offenders, f"tests importing a script of benchmarks/: {offenders}"
+
+
+def test_the_sdk_python_default_has_one_home(monkeypatch):
+    """Scripts and tests find the SDK environment through `albert_tflite.sdk_check`."""
+    from albert_tflite.sdk_check import default_python
+
+    monkeypatch.delenv("ALBERT_TF_SDK_PYTHON", raising=False)
+    assert default_python("/co") == "/co/.venv-sdk/bin/python"
+    monkeypatch.setenv("ALBERT_TF_SDK_PYTHON", "/elsewhere/python")
+    assert default_python("/co") == "/elsewhere/python"
+    for path in SCRIPTS:
+        assert ".venv-sdk\", \"bin\"" not in source(path), f"{path} restates the SDK default"

@@ -30,6 +30,16 @@ import json
 import sys
 import time
 
+SDK_PYTHON_ENV = "ALBERT_TF_SDK_PYTHON"
+
+
+def default_python(checkout: str) -> str:
+    """The SDK environment's interpreter: ``$ALBERT_TF_SDK_PYTHON``, else
+    ``<checkout>/.venv-sdk/bin/python`` (what ``make sdk`` builds in a checkout)."""
+    import os
+    return os.environ.get(SDK_PYTHON_ENV) or os.path.join(checkout, ".venv-sdk", "bin", "python")
+
+
 SDKS = {"classify": ("mediapipe", "tflite_support"), "answer": ("tflite_support",),
         "embed": ("mediapipe",)}
 
