@@ -152,3 +152,16 @@ def test_the_added_target_builds_4_bit_weights_and_times_without_tensorflow(
                            min_seconds=0.05)
     assert not timed["imported_tensorflow"]
     assert [(r["batch"], r["seq"]) for r in timed["results"]] == shapes
+
+
+def test_every_worker_runtime_names_the_package_that_runs_it():
+    """The latency cache keys and --target's install check read the runtime's package from
+    one table beside the workers (`runtimes.runtime_package`)."""
+    from albert_tf.benchmark import runtimes, targets
+
+    for worker in runtimes.RUNNERS:
+        assert runtimes.runtime_package(worker), worker
+    for target in targets.every_target():
+        assert target.worker in runtimes.RUNNERS, target.name
+    assert runtimes.runtime_package("openvino_int8_sparse") == ("openvino", "openvino")
+    assert runtimes.runtime_package("nope") is None

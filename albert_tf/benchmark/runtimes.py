@@ -29,6 +29,19 @@ from albert_tf.export.sparsity import OPENVINO_SPARSE_RATE
 
 Inputs = dict[str, np.ndarray]
 
+# The Python package that runs each family of worker runtimes (the name before the first
+# ``_``: ``openvino_int8`` -> ``openvino``): (distribution on PyPI, module it imports).
+RUNTIME_PACKAGES = {"tflite": ("ai-edge-litert", "ai_edge_litert"),
+                    "onnx": ("onnxruntime", "onnxruntime"),
+                    "openvino": ("openvino", "openvino"),
+                    "tf": ("tensorflow", "tensorflow"),
+                    "torch": ("torch", "torch")}
+
+
+def runtime_package(worker: str) -> tuple[str, str] | None:
+    """``(distribution, module)`` of the package that runs worker runtime ``worker``."""
+    return RUNTIME_PACKAGES.get(worker.split("_")[0])
+
 
 def token_inputs(batch: int, seq: int, vocab_size: int, seed: int = 0) -> Inputs:
     """Random ids (no padding), all three model inputs, int32 ``[batch, seq]``."""

@@ -43,7 +43,6 @@ from albert_tf.config import AlbertConfig
 
 CACHE_FILE = "latency-v1.json"
 CALIBRATION_EXAMPLES = 64
-RUNTIME_PACKAGES = {"tflite": "ai-edge-litert", "onnx": "onnxruntime", "openvino": "openvino"}
 
 
 class SpeedupError(CompressionConfigError):
@@ -85,9 +84,10 @@ def machine_key(cfg: SpeedupConfig) -> dict:
     input shape, the runtime's version."""
     from albert_tf.benchmark import targets
     from albert_tf.benchmark.cpu import cpu_info
+    from albert_tf.benchmark.runtimes import runtime_package
     info = cpu_info(measure_clock=False)
     worker = targets.get(cfg.target).worker
-    package = RUNTIME_PACKAGES.get(worker.split("_")[0], worker)
+    package = (runtime_package(worker) or (worker,))[0]
     try:
         version = importlib_metadata.version(package)
     except importlib_metadata.PackageNotFoundError:

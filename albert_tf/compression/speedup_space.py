@@ -110,15 +110,13 @@ def check_target(name: str) -> None:
                                      f"deployment targets; use one of {', '.join(allowed)}.")
 
 
-RUNTIME_MODULES = {"tflite": "ai_edge_litert", "onnx": "onnxruntime", "openvino": "openvino"}
-
-
 def check_runtime(name: str) -> None:
     """The runtime that times target ``name`` is installed (found, not imported)."""
     import importlib.util
     from albert_tf.benchmark import targets
+    from albert_tf.benchmark.runtimes import runtime_package
     target = targets.get(name)
-    module = RUNTIME_MODULES.get(target.worker.split("_")[0])
+    module = (runtime_package(target.worker) or (None, None))[1]
     if module and importlib.util.find_spec(module) is None:
         extra = f"pip install 'albert-tf[{target.extra}]'" if target.extra else \
             f"pip install {module}"
