@@ -22,12 +22,15 @@ are built here: TensorFlow, our code.)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+from typing import Callable
+
 from albert_tf.benchmark import targets
 from albert_tf.benchmark.artifacts import FUSIONS_LINE, ArtifactBuilder
 from albert_tf.benchmark.tables import Measurement
@@ -240,83 +243,143 @@ def benchmark_model(name: str, model_dir: str, runtimes, shapes, work_dir: str, 
     timing run in child processes, so a crash included): each is named with one line, its
     rows of this model are left out (every round's), and the other runtimes run on."""
     import albert_tf
-    from albert_tf.benchmark.flops import flops_per_sequence
     from albert_tf.checkpoints import load_config_from_dir
-    config = load_config_from_dir(model_dir)
-    builder = ArtifactBuilder(model_dir, os.path.join(work_dir, name), data_dir, echo)
-    skipped = {} if skipped is None else skipped
-    failed = {} if failed is None else failed
-    missing = {r for r, reason in skipped.items() if reason.endswith(" is not installed")}
-    timings: dict[str, list[dict]] = {}
-    artifacts: dict[str, tuple[str, str]] = {}
+    run = _ModelRun(name, load_config_from_dir(model_dir),
+                    ArtifactBuilder(model_dir, os.path.join(work_dir, name), data_dir, echo),
+                    shapes, threads, min_seconds, rounds, echo,
+                    skipped={} if skipped is None else skipped,
+                    failed={} if failed is None else failed)
     for round_index in range(rounds):
         for runtime in runtimes:
-            if runtime in missing or (round_index and runtime not in timings):
-                continue
-            target = targets.get(runtime)
-            if target.peer:
-                if config.sharing != "all" and not config.is_bert:
-                    echo(f"  {name}: {runtime} skipped (no Hugging Face layout for "
-                         f"sharing={config.sharing})")
-                    skipped.setdefault(runtime, f"{name}: no Hugging Face layout for "
-                                       f"sharing={config.sharing}")
-                    continue
-            try:
-                if runtime not in artifacts:
-                    artifacts[runtime] = (build_peer(builder, runtime, shapes)
-                                          if target.peer
-                                          else builder.artifact(runtime, shapes))
-                worker_runtime, artifact = artifacts[runtime]
-                echo(f"  timing {name} {runtime} {shapes}"
-                     + (f" (round {round_index + 1}/{rounds})" if rounds > 1 else ""))
-                timed = time_in_worker(worker_runtime, artifact, shapes, config.vocab_size,
-                                       threads, min_seconds)
-            except ModuleNotFoundError as e:
-                package = missing_package(e)
-                if package is None:
-                    raise
-                skipped[runtime] = NOT_INSTALLED.format(package)
-                missing.add(runtime)
-                echo(f"  {runtime}: skipped: {skipped[runtime]} ({pip_fix(package, runtime)})")
-                continue
-            except RuntimeFailed as e:
-                timings.pop(runtime, None)   # and no later round: its rows are left out
-                log = builder.path("logs", f"{runtime}.{e.stage}.log")
-                os.makedirs(os.path.dirname(log), exist_ok=True)
-                with open(log, "w", encoding="utf-8") as f:
-                    f.write(e.stderr)
-                why = f"{name}: {e.reason}"
-                failed[runtime] = f"{failed[runtime]}; {why}" if runtime in failed else why
-                echo(f"  {name} {runtime}: FAILED, its rows are left out: {e.reason} "
-                     f"(stderr: {log})")
-                continue
-            timings.setdefault(runtime, []).append(timed)
+            run.time_once(runtime, round_index)
     rows = []
-    for runtime in (r for r in runtimes if r in timings):
-        worker_runtime, artifact = artifacts[runtime]
-        timed = merge_rounds(timings[runtime])
+    for runtime in (r for r in runtimes if r in run.timings):
+        rows += run.measurements(runtime, cpu)
+        if profiles is not None:
+            worker_runtime, artifact = run.artifacts[runtime]
+            _profile(name, runtime, worker_runtime, artifact, shapes, run.config.vocab_size,
+                     threads, profiles, echo)
+    del albert_tf
+    return rows
+
+
+@dataclasses.dataclass
+class _ModelRun:
+    """`benchmark_model`'s state for one model: its config and artifact builder, what it
+    times, and what it found: ``timings`` (runtime -> one worker result per round),
+    ``artifacts`` (runtime -> (worker runtime, artifact)), ``skipped`` and ``failed`` (shared
+    across models) and the runtimes whose package is ``missing``."""
+
+    name: str
+    config: object
+    builder: ArtifactBuilder
+    shapes: list[tuple[int, int]]
+    threads: int
+    min_seconds: float
+    rounds: int
+    echo: Callable[[str], None]
+    skipped: dict[str, str]
+    failed: dict[str, str]
+    timings: dict[str, list[dict]] = dataclasses.field(default_factory=dict)
+    artifacts: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    missing: set[str] = dataclasses.field(default_factory=set)
+
+    def __post_init__(self):
+        self.missing = {r for r, reason in self.skipped.items()
+                        if reason.endswith(" is not installed")}
+
+    def time_once(self, runtime: str, round_index: int) -> None:
+        """One round of ``runtime``: its artifact built (the first time) and timed; a
+        missing package skips it, a failure drops its rows and later rounds."""
+        if runtime in self.missing or (round_index and runtime not in self.timings):
+            return
+        target = targets.get(runtime)
+        if target.peer and self._no_hugging_face_layout(runtime):
+            return
+        try:
+            if runtime not in self.artifacts:
+                self.artifacts[runtime] = (build_peer(self.builder, runtime, self.shapes)
+                                           if target.peer
+                                           else self.builder.artifact(runtime, self.shapes))
+            worker_runtime, artifact = self.artifacts[runtime]
+            self.echo(f"  timing {self.name} {runtime} {self.shapes}"
+                      + (f" (round {round_index + 1}/{self.rounds})" if self.rounds > 1
+                         else ""))
+            timed = time_in_worker(worker_runtime, artifact, self.shapes,
+                                   self.config.vocab_size, self.threads, self.min_seconds)
+        except ModuleNotFoundError as e:
+            self._skip_missing(runtime, e)
+            return
+        except RuntimeFailed as e:
+            self._fail(runtime, e)
+            return
+        self.timings.setdefault(runtime, []).append(timed)
+
+    def _no_hugging_face_layout(self, runtime: str) -> bool:
+        """A peer runs the Hugging Face layout, which only fully shared ALBERT and BERT
+        have: otherwise one line, and ``runtime`` is skipped for this model."""
+        if self.config.sharing == "all" or self.config.is_bert:
+            return False
+        self.echo(f"  {self.name}: {runtime} skipped (no Hugging Face layout for "
+                  f"sharing={self.config.sharing})")
+        self.skipped.setdefault(runtime, f"{self.name}: no Hugging Face layout for "
+                                f"sharing={self.config.sharing}")
+        return True
+
+    def _skip_missing(self, runtime: str, error: ModuleNotFoundError) -> None:
+        """``runtime``'s package is not installed: one line with the pip command, and it is
+        left out from now on (other errors are raised)."""
+        package = missing_package(error)
+        if package is None:
+            raise error
+        self.skipped[runtime] = NOT_INSTALLED.format(package)
+        self.missing.add(runtime)
+        self.echo(f"  {runtime}: skipped: {self.skipped[runtime]} "
+                  f"({pip_fix(package, runtime)})")
+
+    def _fail(self, runtime: str, error: RuntimeFailed) -> None:
+        """``runtime``'s export or timing failed: its stderr to a log, one line, its rows
+        (every round's) left out, and no later round."""
+        self.timings.pop(runtime, None)
+        log = self.builder.path("logs", f"{runtime}.{error.stage}.log")
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        with open(log, "w", encoding="utf-8") as f:
+            f.write(error.stderr)
+        why = f"{self.name}: {error.reason}"
+        self.failed[runtime] = (f"{self.failed[runtime]}; {why}" if runtime in self.failed
+                                else why)
+        self.echo(f"  {self.name} {runtime}: FAILED, its rows are left out: {error.reason} "
+                  f"(stderr: {log})")
+
+    def measurements(self, runtime: str, cpu) -> list[Measurement]:
+        """``runtime``'s rows, one per shape (the median over the rounds, against the CPU's
+        fp32 or int8 peak), each echoed."""
+        from albert_tf.benchmark.flops import flops_per_sequence
+        _, artifact = self.artifacts[runtime]
+        timed = merge_rounds(self.timings[runtime])
+        integer = targets.get(runtime).integer
+        peak = cpu.peak_int8_gops(self.threads) if integer else \
+            cpu.peak_fp32_gflops(self.threads)
+        rows = []
         for r in timed["results"]:
-            gflops = flops_per_sequence(config, r["seq"]) / 1e9
-            integer = targets.get(runtime).integer
-            peak = cpu.peak_int8_gops(threads) if integer else \
-                cpu.peak_fp32_gflops(threads)
+            gflops = flops_per_sequence(self.config, r["seq"]) / 1e9
             achieved = gflops * r["batch"] / (r["median_ms"] / 1e3)
             rows.append(Measurement(
-                model=name, runtime=runtime, batch=r["batch"], seq=r["seq"],
+                model=self.name, runtime=runtime, batch=r["batch"], seq=r["seq"],
                 median_ms=r["median_ms"], p90_ms=r["p90_ms"],
                 sequences_per_s=r["sequences_per_s"], peak_rss_mib=timed["peak_rss_mib"],
                 file_mib=file_size(runtime, artifact, r["batch"], r["seq"]),
                 gflops_per_sequence=gflops, peak_fraction=achieved / peak,
-                vector_peak_fraction=(achieved / cpu.peak_int8_vector_gops(threads)
+                vector_peak_fraction=(achieved / cpu.peak_int8_vector_gops(self.threads)
                                       if integer else None),
-                rounds=len(timings[runtime])))
-            spread = (" (rounds: " + ", ".join(f"{m:.1f}" for m in r["round_medians_ms"])
-                      + ")") if rounds > 1 else ""
-            echo(f"    {name:16s} {runtime:15s} {r['batch']:3d} x {r['seq']:4d}: "
-                 f"median {r['median_ms']:8.1f} ms, p90 {r['p90_ms']:8.1f} ms, "
-                 f"{100 * achieved / peak:5.1f}% of peak{spread}")
-        if profiles is not None:
-            _profile(name, runtime, worker_runtime, artifact, shapes, config.vocab_size,
-                     threads, profiles, echo)
-    del albert_tf
-    return rows
+                rounds=len(self.timings[runtime])))
+            self._echo_row(runtime, r, 100 * achieved / peak)
+        return rows
+
+    def _echo_row(self, runtime: str, r: dict, percent_of_peak: float) -> None:
+        """One line per shape: median, p90, share of the peak (and each round's median)."""
+        spread = (" (rounds: " + ", ".join(f"{m:.1f}" for m in r["round_medians_ms"])
+                  + ")") if self.rounds > 1 else ""
+        self.echo(f"    {self.name:16s} {runtime:15s} {r['batch']:3d} x {r['seq']:4d}: "
+                  f"median {r['median_ms']:8.1f} ms, p90 {r['p90_ms']:8.1f} ms, "
+                  f"{percent_of_peak:5.1f}% of peak{spread}")

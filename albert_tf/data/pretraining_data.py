@@ -557,29 +557,109 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
     everything else (checks, plan, what a rerun keeps, the summary) is the same.
     ``batch_docs`` is unused (kept for compatibility)."""
     del batch_docs
-    from albert_tf.text.vocabulary import find_vocabulary, load_tokenizer
-    cfg = config or PretrainingConfig()
-    cfg.validate()
-    files = resolve_inputs(input_files)
-    if os.path.isdir(vocab_file):                  # a model directory: its vocabulary
-        vocab_file = find_vocabulary(vocab_file)[1]
-    tokenizer = load_tokenizer(vocab_file, cfg.do_lower_case)   # fails fast on a bad one
-    num_workers = max(1, int(num_workers))
-    num_shards = int(num_shards or num_workers)
-    if num_shards < 1:
-        raise ValueError(f"num_shards must be >= 1, got {num_shards}")
-    paths = shard_paths(output_file, num_shards)
-    check_output_files(output_file, paths, files)
     from albert_tf.outputs import missing_parents
+    creation = CreationPlan.from_arguments(input_files, output_file, vocab_file, config,
+                                           num_workers, num_shards)
     created_dirs = missing_parents(os.path.abspath(output_file))   # removed if no instance
     lock_existed = os.path.exists(lock_path(output_file))   # an earlier run wrote beside it
     start = time.time()
     with output_lock(output_file):
-        removed = remove_partial_files(paths)
+        shards = _ShardState.of(creation)
+        _log_kept(log, creation, shards)
+        bar = Progress(shards.read.bytes_read, stream=sys.stderr if progress else None)
+        _write_shards(creation, shards, bar, write_shards)
+        if any(r["stats"]["instances"] for r in shards.records.values()):
+            # the shards of an earlier --num_shards, once this output is complete: a glob
+            # (OUTPUT*) would read every record twice; only files albert-tf wrote
+            shards.removed_stale, shards.stale = remove_stale_outputs(shards.stale,
+                                                                      lock_existed)
+    created = CreationStats()
+    for s in sorted(shards.records):
+        created.merge(_stats_of(shards.records[s]))
+    bar.update(shards.read.bytes_read, created.instances, force=True)
+    bar.close()
+    _log_stale(log, shards)
+    if not created.instances:
+        _remove_empty_output(creation.paths + [lock_path(output_file)], created_dirs)
+        raise ValueError(f"no training instance from {len(creation.files)} input file(s) "
+                         f"({shards.read.documents} document(s)): each document needs at "
+                         "least two sentences for sentence-order prediction (one sentence "
+                         "per line, a blank line between documents); no records were "
+                         "written.")
+    return Summary(shards.read, created, creation.paths, time.time() - start,
+                   shards.read.bytes_read / 1e6,
+                   sum(p.end - p.start for p in shards.todo) / 1e6,
+                   shards.summary(creation.num_shards)).as_dict()
+
+
+@dataclasses.dataclass(frozen=True)
+class CreationPlan:
+    """What `create_pretraining_data` writes, from its arguments, checked before any
+    work: the input files, the vocabulary (a model directory's, resolved) and its
+    tokenizer, the config, the number of workers and shards and the shards' paths."""
+
+    output_file: str
+    files: list[str]
+    vocab_file: str
+    tokenizer: object
+    config: PretrainingConfig
+    num_workers: int
+    num_shards: int
+    paths: list[str]
+
+    @classmethod
+    def from_arguments(cls, input_files, output_file: str, vocab_file: str,
+                       config: PretrainingConfig | None, num_workers: int,
+                       num_shards: int | None) -> "CreationPlan":
+        """The plan; raises on the first problem (a bad config, no inputs, a bad
+        vocabulary, ``num_shards`` < 1, outputs that are not ours to write)."""
+        from albert_tf.text.vocabulary import find_vocabulary, load_tokenizer
+        cfg = config or PretrainingConfig()
+        cfg.validate()
+        files = resolve_inputs(input_files)
+        if os.path.isdir(vocab_file):                  # a model directory: its vocabulary
+            vocab_file = find_vocabulary(vocab_file)[1]
+        tokenizer = load_tokenizer(vocab_file, cfg.do_lower_case)   # fails fast on a bad one
+        num_workers = max(1, int(num_workers))
+        num_shards = int(num_shards or num_workers)
+        if num_shards < 1:
+            raise ValueError(f"num_shards must be >= 1, got {num_shards}")
+        paths = shard_paths(output_file, num_shards)
+        check_output_files(output_file, paths, files)
+        return cls(output_file, files, vocab_file, tokenizer, cfg, num_workers, num_shards,
+                   paths)
+
+
+@dataclasses.dataclass
+class _ShardState:
+    """The shards under the output lock: their plans (`plan_shards`), what reading the
+    inputs found, the completion ``records`` of finished shards (kept ones, then written
+    ones), the shards to write (``todo``), and what was removed or invalidated."""
+
+    plans: list[ShardPlan]
+    read: ReadStats
+    sizes: list[int]
+    fingerprint: dict
+    key: str
+    records: dict[int, dict]
+    reused: list[str]
+    todo: list[ShardPlan]
+    invalidated: dict[str, str]
+    removed: list[str]
+    stale: list[str]
+    removed_stale: list[str] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def of(cls, creation: CreationPlan) -> "_ShardState":
+        """Partial files removed, the inputs planned into shards, and the finished shards
+        of an earlier run with the same inputs and flags kept (others: why not)."""
+        removed = remove_partial_files(creation.paths)
         read = ReadStats()
-        sizes = [input_size(f) for f in files]
-        plans = plan_shards(files, paths, cfg.document_per_file, read)
-        fp = creation_fingerprint(files, vocab_file, cfg, num_shards)
+        sizes = [input_size(f) for f in creation.files]
+        plans = plan_shards(creation.files, creation.paths, creation.config.document_per_file,
+                            read)
+        fp = creation_fingerprint(creation.files, creation.vocab_file, creation.config,
+                                  creation.num_shards)
         key = fingerprint_key(fp)
         records: dict[int, dict] = {}
         invalidated: dict[str, str] = {}
@@ -591,69 +671,84 @@ def create_pretraining_data(input_files, output_file: str, vocab_file: str,
                 invalidated[plan.path] = reason
         reused = [p.path for p in plans if p.index in records]
         todo = [p for p in plans if p.index not in records]
-        stale = stale_outputs(output_file, paths)
-        if log is not None:
-            if reused or invalidated or removed:
-                log(f"kept {len(reused)} finished shard(s) of {num_shards}; writing "
-                    f"{len(todo)}" + (f"; rewriting {len(invalidated)}: "
-                                      + next(iter(invalidated.values())) if invalidated else "")
-                    + (f"; removed {len(removed)} partial file(s)" if removed else ""))
-        bar = Progress(read.bytes_read, stream=sys.stderr if progress else None)
-        done_bytes = sum(p.end - p.start for p in plans if p.index in records)
-        workers = min(num_workers, len(todo))
-        if write_shards is not None:
-            if todo:
-                records.update(write_shards(ShardJob(files, sizes, vocab_file, cfg, fp, key,
-                                                     todo, paths)))
-        elif workers <= 1:
-            maker = InstanceMaker(tokenizer, cfg, cfg.random_seed)
-            instances = sum(r["stats"]["instances"] for r in records.values())
-            for plan in todo:
-                def report(consumed, made):
-                    bar.update(done_bytes + consumed, instances + made)
-                records[plan.index] = write_shard(plan, files, sizes, maker, fp, key, report)
-                done_bytes += plan.end - plan.start
-                instances += records[plan.index]["stats"]["instances"]
-                bar.update(done_bytes, instances)
-        else:
-            _run_workers(files, sizes, vocab_file, cfg, workers, todo, records, fp, key,
-                         paths, bar, done_bytes)
-        removed_stale: list[str] = []
-        if any(r["stats"]["instances"] for r in records.values()):
-            # the shards of an earlier --num_shards, once this output is complete: a glob
-            # (OUTPUT*) would read every record twice; only files albert-tf wrote
-            removed_stale, stale = remove_stale_outputs(stale, lock_existed)
-    created = CreationStats()
-    for s in sorted(records):
-        created.merge(_stats_of(records[s]))
-    bar.update(read.bytes_read, created.instances, force=True)
-    bar.close()
-    if log is not None:
-        if removed_stale:
-            log(f"removed {len(removed_stale)} shard(s) an earlier run wrote with another "
-                f"--num_shards (a glob would read them too): {', '.join(removed_stale[:3])}"
-                + (" ..." if len(removed_stale) > 3 else ""))
-        if stale:
-            log(f"warning: {len(stale)} file(s) named like shards of this output with another "
-                "--num_shards that albert-tf cannot tell it wrote, left as they are (a glob "
-                f"would read them too): {', '.join(stale[:3])}"
-                + (" ..." if len(stale) > 3 else ""))
-    if not created.instances:
-        _remove_empty_output(paths + [lock_path(output_file)], created_dirs)
-        raise ValueError(f"no training instance from {len(files)} input file(s) "
-                         f"({read.documents} document(s)): each document needs at least two "
-                         "sentences for sentence-order prediction (one sentence per line, a "
-                         "blank line between documents); no records were written.")
-    shards = {"num_shards": num_shards,
-              "shard_records": [records[s]["records"] if s in records else 0
-                                for s in range(num_shards)],
-              "reused_shards": reused,
-              "written_shards": [p.path for p in todo], "invalidated_shards": invalidated,
-              "removed_partial_files": removed, "removed_stale_outputs": removed_stale,
-              "stale_outputs": stale}
-    summary = Summary(read, created, paths, time.time() - start, read.bytes_read / 1e6,
-                      sum(p.end - p.start for p in todo) / 1e6, shards)
-    return summary.as_dict()
+        stale = stale_outputs(creation.output_file, creation.paths)
+        return cls(plans, read, sizes, fp, key, records, reused, todo, invalidated, removed,
+                   stale)
+
+    def summary(self, num_shards: int) -> dict:
+        """The summary's shard entries: records per shard, what was kept, written,
+        invalidated and removed, and stale files left."""
+        return {"num_shards": num_shards,
+                "shard_records": [self.records[s]["records"] if s in self.records else 0
+                                  for s in range(num_shards)],
+                "reused_shards": self.reused,
+                "written_shards": [p.path for p in self.todo],
+                "invalidated_shards": self.invalidated,
+                "removed_partial_files": self.removed, "removed_stale_outputs": self.removed_stale,
+                "stale_outputs": self.stale}
+
+
+def _log_kept(log, creation: CreationPlan, shards: _ShardState) -> None:
+    """One line, when a rerun keeps, rewrites or removes anything: what and why."""
+    if log is None or not (shards.reused or shards.invalidated or shards.removed):
+        return
+    invalidated, removed = shards.invalidated, shards.removed
+    log(f"kept {len(shards.reused)} finished shard(s) of {creation.num_shards}; writing "
+        f"{len(shards.todo)}" + (f"; rewriting {len(invalidated)}: "
+                                 + next(iter(invalidated.values())) if invalidated else "")
+        + (f"; removed {len(removed)} partial file(s)" if removed else ""))
+
+
+def _log_stale(log, shards: _ShardState) -> None:
+    """Lines on the shards of an earlier --num_shards: removed, or left (not ours)."""
+    if log is None:
+        return
+    removed_stale, stale = shards.removed_stale, shards.stale
+    if removed_stale:
+        log(f"removed {len(removed_stale)} shard(s) an earlier run wrote with another "
+            f"--num_shards (a glob would read them too): {', '.join(removed_stale[:3])}"
+            + (" ..." if len(removed_stale) > 3 else ""))
+    if stale:
+        log(f"warning: {len(stale)} file(s) named like shards of this output with another "
+            "--num_shards that albert-tf cannot tell it wrote, left as they are (a glob "
+            f"would read them too): {', '.join(stale[:3])}"
+            + (" ..." if len(stale) > 3 else ""))
+
+
+def _write_shards(creation: CreationPlan, shards: _ShardState, bar: "Progress",
+                  write_shards) -> None:
+    """Writes ``shards.todo`` and adds their completion records: through ``write_shards``
+    (the Beam runner) when given, else here, or in worker processes."""
+    done_bytes = sum(p.end - p.start for p in shards.plans if p.index in shards.records)
+    workers = min(creation.num_workers, len(shards.todo))
+    cfg = creation.config
+    if write_shards is not None:
+        if shards.todo:
+            shards.records.update(write_shards(ShardJob(
+                creation.files, shards.sizes, creation.vocab_file, cfg, shards.fingerprint,
+                shards.key, shards.todo, creation.paths)))
+    elif workers <= 1:
+        _write_here(creation, shards, bar, done_bytes)
+    else:
+        _run_workers(creation.files, shards.sizes, creation.vocab_file, cfg, workers,
+                     shards.todo, shards.records, shards.fingerprint, shards.key,
+                     creation.paths, bar, done_bytes)
+
+
+def _write_here(creation: CreationPlan, shards: _ShardState, bar: "Progress",
+                done_bytes: int) -> None:
+    """Writes ``shards.todo`` in this process, one after the other, with progress."""
+    cfg, records = creation.config, shards.records
+    maker = InstanceMaker(creation.tokenizer, cfg, cfg.random_seed)
+    instances = sum(r["stats"]["instances"] for r in records.values())
+    for plan in shards.todo:
+        def report(consumed, made):
+            bar.update(done_bytes + consumed, instances + made)
+        records[plan.index] = write_shard(plan, creation.files, shards.sizes, maker,
+                                          shards.fingerprint, shards.key, report)
+        done_bytes += plan.end - plan.start
+        instances += records[plan.index]["stats"]["instances"]
+        bar.update(done_bytes, instances)
 
 
 def _remove_empty_output(paths: list[str], created_dirs: list[str]) -> None:

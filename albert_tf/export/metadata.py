@@ -247,6 +247,31 @@ def check_model(model_path: str, task_info: dict[str, Any], config: dict[str, An
     longest text the file takes; task.json's for a string-in model) and the quantization
     (``quantization``, else the embedded metadata's, else ``"unknown"``).
     """
+    content, sigs = _read_signatures(model_path, flag)
+    where = f"{dir_flag} (task {task_info.get('task')!r})"
+    lengths = sorted({sig["inputs"]["input_word_ids"]["shape"][-1]
+                      for sig in sigs.values() if "input_word_ids" in sig["inputs"]
+                      and len(sig["inputs"]["input_word_ids"]["shape"]) == 2
+                      and sig["inputs"]["input_word_ids"]["shape"][-1] > 0})   # not dynamic
+    positions = config.get("max_position_embeddings")
+    if isinstance(positions, int) and lengths and lengths[-1] > positions:
+        raise MetadataError(f"{flag}={model_path} takes sequences of {lengths[-1]} ids but the "
+                            f"model of {dir_flag} has {positions} positions: it was not "
+                            "exported from that model; pass the model directory it was "
+                            "exported from.")
+    _check_decoded_output(sigs, task_info, f"{flag}={model_path}", where)
+    embedded = _embedded(content)
+    if embedded:
+        quantization = _check_embedded(embedded, task_info, quantization, model_path, flag,
+                                       where)
+    return {"max_seq_length": lengths[-1] if lengths     # else strings in, or dynamic
+            else int(task_info.get("max_seq_length", 128)),
+            "quantization": quantization or "unknown"}
+
+
+def _read_signatures(model_path: str, flag: str) -> tuple[bytes, dict[str, Any]]:
+    """The file's bytes and its signatures (`albert_tf.export.analysis.signatures`); a
+    `MetadataError` when it cannot be read, is no TFLite model, is damaged or has none."""
     from ai_edge_litert import schema_py_generated as schema
 
     from albert_tf.export.analysis import signatures
@@ -267,17 +292,14 @@ def check_model(model_path: str, task_info: dict[str, Any], config: dict[str, An
         raise MetadataError(f"{flag}={model_path} has no signatures; albert-tf's runners call "
                             "signatures: convert it with them (TFLiteConverter."
                             "from_concrete_functions / from_saved_model with signatures).")
-    where = f"{dir_flag} (task {task_info.get('task')!r})"
-    lengths = sorted({sig["inputs"]["input_word_ids"]["shape"][-1]
-                      for sig in sigs.values() if "input_word_ids" in sig["inputs"]
-                      and len(sig["inputs"]["input_word_ids"]["shape"]) == 2
-                      and sig["inputs"]["input_word_ids"]["shape"][-1] > 0})   # not dynamic
-    positions = config.get("max_position_embeddings")
-    if isinstance(positions, int) and lengths and lengths[-1] > positions:
-        raise MetadataError(f"{flag}={model_path} takes sequences of {lengths[-1]} ids but the "
-                            f"model of {dir_flag} has {positions} positions: it was not "
-                            "exported from that model; pass the model directory it was "
-                            "exported from.")
+    return content, sigs
+
+
+def _check_decoded_output(sigs: dict[str, Any], task_info: dict[str, Any], given: str,
+                          where: str) -> None:
+    """Every signature but ``tokenize`` has the output the task head decodes, with one
+    score per label; ``given``: ``--model=PATH``, ``where``: the model directory's flag
+    and task."""
     head = task_info.get("head")
     output = _DECODED_OUTPUTS.get(head)
     labels = task_info.get("label_list") or ()
@@ -287,38 +309,42 @@ def check_model(model_path: str, task_info: dict[str, Any], config: dict[str, An
         outs = sig["outputs"]
         if output not in outs:
             raise MetadataError(
-                f"{flag}={model_path}: signature {key} has no {output!r} output (it has "
+                f"{given}: signature {key} has no {output!r} output (it has "
                 f"{', '.join(outs) or 'none'}); the {head} model of {where} answers through "
                 "one: pass the model directory the .tflite was exported from.")
         shape = outs[output]["shape"]
         if labels and (not shape or shape[-1] != len(labels)):
             raise MetadataError(
-                f"{flag}={model_path}: signature {key}'s {output} has "
+                f"{given}: signature {key}'s {output} has "
                 f"{shape[-1] if shape else 'no'} scores per example but {where} has "
                 f"{len(labels)} labels; pass the model directory the .tflite was exported "
                 "from.")
-    embedded = _embedded(content)
-    if embedded:
-        theirs = embedded.get("task")
-        from albert_tf.data.task_data import task_key
-        if theirs and task_info.get("task") and task_key(theirs) != task_key(task_info["task"]):
-            raise MetadataError(f"{flag}={model_path} is a model of task {theirs!r} (its "
-                                f"embedded metadata), not of {where}; pass the model "
-                                "directory it was exported from.")
-        if embedded.get("labels") is not None and labels and \
-                list(embedded["labels"]) != list(labels):
-            raise MetadataError(f"{flag}={model_path}'s embedded labels {embedded['labels']} are "
-                                f"not those of {where}, {list(labels)}; pass the model "
-                                "directory it was exported from.")
-        made = embedded.get("quantization")
-        if quantization and made and quantization != made:
-            raise MetadataError(f"--quantization={quantization}: {model_path} was exported "
-                                f"with quantization {made} (its embedded metadata); pass "
-                                f"--quantization={made} or leave it out.")
-        quantization = quantization or made
-    return {"max_seq_length": lengths[-1] if lengths     # else strings in, or dynamic
-            else int(task_info.get("max_seq_length", 128)),
-            "quantization": quantization or "unknown"}
+
+
+def _check_embedded(embedded: dict[str, Any], task_info: dict[str, Any],
+                    quantization: str | None, model_path: str, flag: str,
+                    where: str) -> str | None:
+    """The task, labels and quantization the embedded mobile-SDK metadata names agree
+    with the model directory's and ``quantization``; returns the quantization (the given
+    one, else the embedded one)."""
+    from albert_tf.data.task_data import task_key
+    theirs = embedded.get("task")
+    labels = task_info.get("label_list") or ()
+    if theirs and task_info.get("task") and task_key(theirs) != task_key(task_info["task"]):
+        raise MetadataError(f"{flag}={model_path} is a model of task {theirs!r} (its "
+                            f"embedded metadata), not of {where}; pass the model "
+                            "directory it was exported from.")
+    if embedded.get("labels") is not None and labels and \
+            list(embedded["labels"]) != list(labels):
+        raise MetadataError(f"{flag}={model_path}'s embedded labels {embedded['labels']} are "
+                            f"not those of {where}, {list(labels)}; pass the model "
+                            "directory it was exported from.")
+    made = embedded.get("quantization")
+    if quantization and made and quantization != made:
+        raise MetadataError(f"--quantization={quantization}: {model_path} was exported "
+                            f"with quantization {made} (its embedded metadata); pass "
+                            f"--quantization={made} or leave it out.")
+    return quantization or made
 
 
 def _embedded(content: bytes) -> dict[str, Any] | None:

@@ -170,57 +170,29 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
     applies (NNCF's int8 weights keep the zeros). Every problem is a one-line `ExportError`.
     """
     from albert_tf import outputs
-    from albert_tf.export import sparsity
     from albert_tf.export.common import export_inputs, load_source, with_export_head
-    checks.check_request("openvino", quantization, batch_size)
-    if sparse_weights:
-        problem = sparsity.problem("openvino", quantization, sparse_weights)
-        if problem:
-            raise _error(problem)
+    from albert_tf.export.quantization import calibration_texts
+    _check_arguments(quantization, batch_size, sparse_weights)
     inputs = export_inputs(model_dir, vocab_file, calibration_file)
     outputs.check_output(output, kind=KIND, inputs=inputs, overwrite=overwrite)
     require("openvino", *(["nncf"] if quantization == "int8" else []))
-    if calibration_file and not os.path.isfile(calibration_file):
-        raise _error(f"--calibration_file={calibration_file}: no such file; pass a TSV of the "
-                     "task's train text (a 'sentence' header column) or leave it out to read "
-                     "the task's train split from --data_dir.")
-    import openvino as ov
-
-    from albert_tf.export.quantization import calibration_texts
+    _check_calibration_file(calibration_file)
     source = source or load_source(model_dir, vocab_file)
-    if head:
-        source = with_export_head(source, head)
+    source = with_export_head(source, head) if head else source
     checks.check_seq_length(seq_length, source.config.max_position_embeddings)
-    sparse = None
-    if sparse_weights:   # the zeros are there, before calibration and conversion
-        sparse = sparsity.openvino_entry(sparsity.check_model(
-            sparsity.kernels_of(source.model), "openvino", quantization, sparse_weights))
+    sparse = _sparse_entry(source, quantization, sparse_weights)
     texts = None
     if quantization == "int8":
         texts = calibration_texts(source, calibration_file, data_dir, num_calibration)
     model = convert(source, seq_length, batch_size)
     if texts is not None:
         model = quantize_int8(model, calibration_samples(source, texts, seq_length, batch_size))
-    ops = Counter(op.get_type_name() for op in model.get_ops())
     with outputs.staged_output(output, kind=KIND, inputs=inputs,
                                overwrite=overwrite) as tmp:
+        import openvino as ov
         ov.save_model(model, os.path.join(tmp, MODEL_FILE), compress_to_fp16=False)
-        info = dict(source.task_info.__dict__)
-        if source.export_head:
-            info.update(head=source.head.name, label_list=None, text_pair=False)
-        meta = {"format": meta_lib.OPENVINO_FORMAT, "format_version": meta_lib.FORMAT_VERSION,
-                "model_file": MODEL_FILE, "weights_file": WEIGHTS_FILE,
-                **meta_lib.task_metadata(info, source.vocab_file),
-                "quantization": quantization,
-                "signatures": {SIGNATURE: {
-                    "inputs": {p.get_any_name(): _port(p) for p in model.inputs},
-                    "outputs": {p.get_any_name(): _port(p) for p in model.outputs},
-                    "batch_size": batch_size, "seq_length": seq_length}},
-                "text_inputs": list(source.text_inputs),
-                "openvino_version": ov.get_version(),
-                "ops": {"num_ops": sum(ops.values()), "by_type": dict(sorted(ops.items())),
-                        "fake_quantize": ops.get("FakeQuantize", 0)},
-                "weights_bytes": os.path.getsize(os.path.join(tmp, WEIGHTS_FILE))}
+        meta = _metadata(model, source, quantization, seq_length, batch_size,
+                         os.path.getsize(os.path.join(tmp, WEIGHTS_FILE)))
         if sparse:
             meta["sparse_weights"] = sparse
         if texts is not None:
@@ -228,3 +200,57 @@ def export_openvino(model_dir: str, output: str, quantization: str = "none",
             meta.update(calibration_examples=len(texts), nncf_version=nncf.__version__)
         meta_lib.write_files(tmp, meta, source.vocab_file)
     return output
+
+
+def _check_arguments(quantization: str, batch_size: int | None,
+                     sparse_weights: str | None) -> None:
+    """The request itself (`albert_tf.export.server_checks.check_request`) and the sparse
+    weights it asks for, before anything is read: a one-line `ExportError`."""
+    from albert_tf.export import sparsity
+    checks.check_request("openvino", quantization, batch_size)
+    if sparse_weights:
+        problem = sparsity.problem("openvino", quantization, sparse_weights)
+        if problem:
+            raise _error(problem)
+
+
+def _check_calibration_file(calibration_file: str | None) -> None:
+    """A given --calibration_file exists."""
+    if calibration_file and not os.path.isfile(calibration_file):
+        raise _error(f"--calibration_file={calibration_file}: no such file; pass a TSV of the "
+                     "task's train text (a 'sentence' header column) or leave it out to read "
+                     "the task's train split from --data_dir.")
+
+
+def _sparse_entry(source, quantization: str, sparse_weights: str | None) -> dict | None:
+    """With ``sparse_weights``: metadata.json's ``sparse_weights`` entry, once the model's
+    zeros are checked (before calibration and conversion); else None."""
+    if not sparse_weights:
+        return None
+    from albert_tf.export import sparsity
+    return sparsity.openvino_entry(sparsity.check_model(
+        sparsity.kernels_of(source.model), "openvino", quantization, sparse_weights))
+
+
+def _metadata(model, source, quantization: str, seq_length: int | None,
+              batch_size: int | None, weights_bytes: int) -> dict[str, Any]:
+    """metadata.json of the export: the files, the task and vocabulary, the signature's
+    ports, the OpenVINO version, the ops by type and the weights' size."""
+    import openvino as ov
+    info = dict(source.task_info.__dict__)
+    if source.export_head:
+        info.update(head=source.head.name, label_list=None, text_pair=False)
+    ops = Counter(op.get_type_name() for op in model.get_ops())
+    return {"format": meta_lib.OPENVINO_FORMAT, "format_version": meta_lib.FORMAT_VERSION,
+            "model_file": MODEL_FILE, "weights_file": WEIGHTS_FILE,
+            **meta_lib.task_metadata(info, source.vocab_file),
+            "quantization": quantization,
+            "signatures": {SIGNATURE: {
+                "inputs": {p.get_any_name(): _port(p) for p in model.inputs},
+                "outputs": {p.get_any_name(): _port(p) for p in model.outputs},
+                "batch_size": batch_size, "seq_length": seq_length}},
+            "text_inputs": list(source.text_inputs),
+            "openvino_version": ov.get_version(),
+            "ops": {"num_ops": sum(ops.values()), "by_type": dict(sorted(ops.items())),
+                    "fake_quantize": ops.get("FakeQuantize", 0)},
+            "weights_bytes": weights_bytes}

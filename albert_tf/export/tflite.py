@@ -46,6 +46,7 @@ The export directory holds ``model.tflite`` and the metadata files of
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import warnings
@@ -336,56 +337,142 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
     checking that the model's zeros form those blocks (``metadata.json``:
     ``sparse_weights``).
     """
-    from albert_tf.export import analysis, metadata, sparsity
-
-    recipe = recipes.get(quantization)
-    if recipe.refused:
-        raise ExportError(f"--quantization={quantization}: {recipe.refused}")
-    if sparse_weights:
-        problem = sparsity.problem("tflite", quantization, sparse_weights)
-        if problem:
-            raise ExportError(problem)
-    converter = pick_converter(converter, quantization, with_tokenizer)
+    from albert_tf.export import analysis
+    plan = TflitePlan.from_arguments(quantization, seq_lengths, with_tokenizer, converter,
+                                     sparse_weights)
     inputs = export_inputs(model_dir, vocab_file, calibration_file, qat_model_dir)
     outputs.check_output(output, kind=KIND, inputs=inputs, overwrite=overwrite)
     source = source or load_source(model_dir, vocab_file)
-    if head:
-        source = with_export_head(source, head)
-    sparse = None
-    if sparse_weights:   # the zeros form the blocks, before calibration and conversion
-        sparse = sparsity.check_model(sparsity.kernels_of(source.model), "tflite",
-                                      quantization, sparse_weights)
-    seq_lengths = list(seq_lengths) if seq_lengths else None
-    sdk_vocab, sdk_reason = sdk_plan(source, sdk_metadata, seq_lengths, batch_size,
+    source = with_export_head(source, head) if head else source
+    sparse = _sparse_blocks(source, quantization, sparse_weights)
+    sdk_vocab, sdk_reason = sdk_plan(source, sdk_metadata, plan.seq_lengths, batch_size,
                                      with_tokenizer)
-    sdk = sdk_vocab is not None
-    if sdk:
-        from albert_tf.export import sdk_metadata as sdk_lib
-    calibration = None
-    if recipe.needs_calibration:
-        calibration = calibration_texts(source, calibration_file, data_dir, num_calibration)
-    elif recipe.uses_calibration:   # e.g. ranges of tensors QAT does not fake-quantize
-        try:
-            calibration = calibration_texts(source, calibration_file, data_dir,
-                                            num_calibration)
-        except ExportError:
-            calibration = None
-    qat_model = load_qat_model(model_dir, qat_model_dir) if recipe.needs_qat_model else None
-    content = convert(source, quantization, seq_lengths, batch_size, with_tokenizer,
+    calibration = _calibration(plan.recipe, source, calibration_file, data_dir,
+                               num_calibration)
+    qat_model = load_qat_model(model_dir, qat_model_dir) if plan.recipe.needs_qat_model else None
+    content = convert(source, quantization, plan.seq_lengths, batch_size, with_tokenizer,
                       calibration, qat_model, strict_int8, int8_float_ops,
-                      keep_outputs=source.head.sdk_outputs if sdk else None,
-                      converter=converter)
+                      keep_outputs=source.head.sdk_outputs if sdk_vocab is not None else None,
+                      converter=plan.converter)
+    content, sparse = _sparse_and_sdk(content, source, quantization, sparse, sdk_vocab)
+    report = analysis.op_report(content)
+    sdk = _sdk_entry(source, sdk_vocab, report, sdk_metadata)
+    extra = {"text_inputs": list(source.text_inputs), "sdk": sdk,
+             **({} if sdk is not None else {"sdk_reason": sdk_reason}),
+             **_conversion_entries(plan, report, sparse, calibration, int8_float_ops)}
+    _write_export(output, inputs, overwrite, content, source, quantization, extra)
+    return output
+
+
+@dataclasses.dataclass(frozen=True)
+class TflitePlan:
+    """`export_tflite`'s choices from its arguments, checked before anything is read: the
+    quantization recipe, the converter (`pick_converter`) and the sequence lengths (None:
+    the model's ``max_seq_length``)."""
+
+    recipe: recipes.Recipe
+    converter: str
+    seq_lengths: list[int] | None
+
+    @classmethod
+    def from_arguments(cls, quantization: str, seq_lengths: Iterable[int] | None,
+                       with_tokenizer: bool, converter: str | None,
+                       sparse_weights: str | None) -> "TflitePlan":
+        """The plan; an `ExportError` (one line) for the first problem: a refused or
+        unknown quantization, sparse weights the recipe cannot store, no converter."""
+        from albert_tf.export import sparsity
+        recipe = recipes.get(quantization)
+        if recipe.refused:
+            raise ExportError(f"--quantization={quantization}: {recipe.refused}")
+        if sparse_weights:
+            problem = sparsity.problem("tflite", quantization, sparse_weights)
+            if problem:
+                raise ExportError(problem)
+        return cls(recipe, pick_converter(converter, quantization, with_tokenizer),
+                   list(seq_lengths) if seq_lengths else None)
+
+
+def _calibration(recipe: recipes.Recipe, source: ExportSource, calibration_file: str | None,
+                 data_dir: str | None, num_calibration: int) -> list[str] | None:
+    """Task text to calibrate on: required by int8, used when found by qat (ranges of
+    tensors QAT does not fake-quantize), else None."""
+    if recipe.needs_calibration:
+        return calibration_texts(source, calibration_file, data_dir, num_calibration)
+    if recipe.uses_calibration:
+        try:
+            return calibration_texts(source, calibration_file, data_dir, num_calibration)
+        except ExportError:
+            return None
+    return None
+
+
+def _sparse_blocks(source: ExportSource, quantization: str,
+                   sparse_weights: str | None) -> dict | None:
+    """With ``sparse_weights``: the pruned blocks the model's zeros form (checked before
+    calibration and conversion, `albert_tf.export.sparsity.check_model`), else None."""
+    if not sparse_weights:
+        return None
+    from albert_tf.export import sparsity
+    return sparsity.check_model(sparsity.kernels_of(source.model), "tflite", quantization,
+                                sparse_weights)
+
+
+def _sparse_and_sdk(content: bytes, source: ExportSource, quantization: str,
+                    sparse: dict | None, sdk_vocab: bytes | None) -> tuple[bytes, dict | None]:
+    """``content`` with its weights stored sparse (``sparse``: the blocks; the record of
+    what was stored comes back) and the mobile SDKs' metadata embedded (``sdk_vocab``: the
+    vocabulary to embed; None: not SDK-shaped)."""
     if sparse:
+        from albert_tf.export import sparsity
         content, sparse = sparsity.sparsify_tflite(content, sparse)
-    if sdk:
+    if sdk_vocab is not None:
+        from albert_tf.export import sdk_metadata as sdk_lib
         content = sdk_lib.embed(content, source.head, sdk_vocab, source.labels,
                                 source.task_info.task, quantization)
-    report = analysis.op_report(content)
-    if sdk:      # the SDKs that load this file: not the Task Library, on op versions it lacks
-        sdk_runners, not_runners = sdk_lib.runners(source.head, report["op_versions"])
-        if not sdk_runners and sdk_metadata == "on":
-            raise ExportError("--sdk_metadata=on: no mobile SDK runs this export: "
-                              + "; ".join(f"{k}: {v}" for k, v in not_runners.items()) + ".")
+    return content, sparse
+
+
+def _sdk_entry(source: ExportSource, sdk_vocab: bytes | None, report: dict,
+               sdk_metadata: str) -> dict | None:
+    """metadata.json's ``sdk``: the SDKs that load this file (not the Task Library on op
+    versions it lacks) and those that do not, with why; None when not SDK-shaped. With
+    ``sdk_metadata="on"``, no SDK that runs it is an `ExportError`."""
+    if sdk_vocab is None:
+        return None
+    from albert_tf.export import sdk_metadata as sdk_lib
+    sdk_runners, not_runners = sdk_lib.runners(source.head, report["op_versions"])
+    if not sdk_runners and sdk_metadata == "on":
+        raise ExportError("--sdk_metadata=on: no mobile SDK runs this export: "
+                          + "; ".join(f"{k}: {v}" for k, v in not_runners.items()) + ".")
+    return {"runners": sdk_runners, "not_runners": not_runners,
+            "input_names": dict(zip(INPUT_NAMES, sdk_lib.SDK_INPUT_NAMES)),
+            "vocabulary": "embedded", "same_ids_as_albert_tf": sdk_lib.same_ids(sdk_vocab)}
+
+
+def _conversion_entries(plan: TflitePlan, report: dict, sparse: dict | None,
+                        calibration: list[str] | None,
+                        int8_float_ops: str | Sequence[str]) -> dict:
+    """metadata.json's entries on the conversion: the converter, the sparse weights,
+    whether every op is integer, the calibration examples, the ops kept in float."""
+    from albert_tf.export import analysis
+    extra = {"converter": plan.converter}
+    if sparse:
+        extra["sparse_weights"] = sparse
+    if plan.recipe.integer:
+        extra["integer_only"] = analysis.integer_only(report)
+    if calibration:
+        extra["calibration_examples"] = len(calibration)
+    if plan.recipe.float_ops_denylist:
+        extra["int8_float_ops"] = (int8_float_ops if isinstance(int8_float_ops, str)
+                                   else list(int8_float_ops))
+    return extra
+
+
+def _write_export(output: str, inputs, overwrite: bool, content: bytes,
+                  source: ExportSource, quantization: str, extra: dict) -> None:
+    """The export directory, staged and moved into place: ``model.tflite`` and the
+    metadata files (`albert_tf.export.metadata.write_metadata`)."""
+    from albert_tf.export import metadata
     with outputs.staged_output(output, kind=KIND, inputs=inputs,
                                overwrite=overwrite) as tmp:
         with open(os.path.join(tmp, metadata.MODEL_FILE), "wb") as f:
@@ -393,24 +480,5 @@ def export_tflite(model_dir: str, output: str, quantization: str = "none",
         info = json.loads(json.dumps(source.task_info.__dict__))
         if source.export_head:
             info.update(head=source.head.name, label_list=None, text_pair=False)
-        extra = {"text_inputs": list(source.text_inputs),
-                 "sdk": {"runners": sdk_runners, "not_runners": not_runners,
-                         "input_names": dict(zip(INPUT_NAMES, sdk_lib.SDK_INPUT_NAMES)),
-                         "vocabulary": "embedded",
-                         "same_ids_as_albert_tf": sdk_lib.same_ids(sdk_vocab)}
-                 if sdk else None}
-        if not sdk:
-            extra["sdk_reason"] = sdk_reason
-        extra["converter"] = converter
-        if sparse:
-            extra["sparse_weights"] = sparse
-        if recipe.integer:
-            extra["integer_only"] = analysis.integer_only(report)
-        if calibration:
-            extra["calibration_examples"] = len(calibration)
-        if recipe.float_ops_denylist:
-            extra["int8_float_ops"] = (int8_float_ops if isinstance(int8_float_ops, str)
-                                       else list(int8_float_ops))
         metadata.write_metadata(tmp, metadata.MODEL_FILE, info, source.vocab_file,
                                 quantization, extra)
-    return output

@@ -22,6 +22,7 @@ Output (``albert-tf-convert --output_dir=DIR``)::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -99,112 +100,178 @@ def map_into_pretrainer(source: TensorSource, table: NameTable, config: AlbertCo
     name_map.table_for(config, table)
     model = build_pretrainer(config) if model is None else model
     variables = named_weights(model)
-    expected = {n: tuple(v.shape.as_list()) for n, v in variables.items()}
-    rules = table.expand(config)
-    by_canonical: dict[str, str] = {}
-    problems: list[str] = []
+    mapping = _Mapping(source, table, config, report,
+                       expected={n: tuple(v.shape.as_list()) for n, v in variables.items()},
+                       rules=table.expand(config))
+    mapping.find_duplicates()
     for name in source.names():
-        canonical = source.canonical(name)
-        if canonical in by_canonical:
-            problems.append(f"{name} and {by_canonical[canonical]} are the same tensor "
-                            f"({canonical}) twice")
-        by_canonical[canonical] = name
-
-    values: dict[str, np.ndarray] = {}
-    value_source: dict[str, str] = {}
-    projection: dict[str, np.ndarray] = {}
-    projection_names: list[str] = []
-    for name in source.names():
-        canonical = source.canonical(name)
-        shape = source.shape(name)
-        rule = rules.get(canonical)
-        if rule is None:
-            tied_to = table.tie_of(canonical)
-            if tied_to is not None:
-                other = by_canonical.get(tied_to)
-                if other is None:
-                    problems.append(f"{name}: a tied copy of {tied_to}, which the source lacks")
-                elif source.shape(other) == shape and np.array_equal(source.get(name),
-                                                                     source.get(other)):
-                    report.skipped.append((name, f"tied copy of {other}"))
-                else:
-                    problems.append(f"{name} differs from {other}; albert-tf ties the MLM decoder "
-                                    "to that tensor, so an untied decoder cannot be represented")
-                continue
-            reason = table.skip_reason(canonical)
-            if reason is not None:
-                report.skipped.append((name, reason))
-            else:
-                report.unknown.append(name)
-            continue
-        if rule.target not in expected:
-            if rule.target.startswith("embedding_projection/") and \
-                    config.embedding_size == config.hidden_size:
-                projection[rule.target] = name_map.apply(
-                    rule.transform, source.get(name),
-                    (config.hidden_size,) * (2 if rule.target.endswith("kernel") else 1))
-                projection_names.append(name)
-                continue
-            problems.append(f"{name}: maps to {rule.target}, which a model with this config "
-                            "does not have")
-            continue
-        want_source = name_map.source_shape(rule, config)
-        target_shape = expected[rule.target]
-        if want_source is not None and tuple(shape) != want_source:
-            problems.append(f"{name}: shape {list(shape)} disagrees with the config, which needs "
-                            f"{list(want_source)} (for {rule.target})")
-            continue
-        if _transformed_shape(rule.transform, shape, target_shape) != target_shape:
-            how = "" if rule.transform == name_map.IDENTITY else f" after {rule.transform}"
-            problems.append(f"{name}: shape {list(shape)}{how} disagrees with the config, which "
-                            f"needs {list(target_shape)} for {rule.target}")
-            continue
-        if rule.target in values:
-            problems.append(f"{name} and {value_source[rule.target]} both map to {rule.target}")
-            continue
-        values[rule.target] = name_map.apply(rule.transform, source.get(name), target_shape)
-        value_source[rule.target] = name
-        report.mapped.append((name, rule.target, rule.transform, tuple(shape)))
-
-    if projection_names:
-        if _identity_projection(projection, config.hidden_size):
-            reason = ("identity projection: embedding_size == hidden_size and albert-tf "
-                      "builds no embedding_projection")
-            report.skipped += [(n, reason) for n in projection_names]
-        else:
-            problems.append(
-                f"{', '.join(projection_names)}: embedding_size == hidden_size "
-                f"({config.hidden_size}) but the embedding projection is not the identity; "
-                "albert-tf builds no projection when E == H, so this model cannot be represented "
-                "exactly")
-
-    target_to_source = {r.target: r.source for r in rules.values()}
-    missing_encoder = []
-    for target in expected:
-        if target in values:
-            continue
-        if target.startswith(HEAD_PREFIXES):
-            report.missing.append((target, "not in the source; freshly initialized"))
-        else:
-            missing_encoder.append(f"{target_to_source.get(target, '?')} (-> {target})")
-    if missing_encoder:
-        problems.append(f"the source lacks {len(missing_encoder)} encoder tensor(s): "
-                        f"{missing_encoder[:10]}")
-    if report.unknown and not allow_unmapped:
-        problems.insert(0, (
-            f"{len(report.unknown)} source tensor(s) are in no row of the {table.name} name map "
-            f"for this config (num_hidden_layers={config.num_hidden_layers}, num_hidden_groups="
-            f"{config.num_hidden_groups}, inner_group_num={config.inner_group_num}): "
-            f"{report.unknown[:10]}; pass --allow_unmapped to skip them"))
-    if problems:
-        shown = problems[:20]
-        if len(problems) > 20:
-            shown.append(f"... and {len(problems) - 20} more")
-        raise ConversionError(f"cannot convert {source.description}:\n  - " + "\n  - ".join(shown),
-                              report)
-    for target, value in values.items():
+        mapping.map_tensor(name)
+    mapping.check_projection()
+    mapping.check_missing()
+    mapping.check_unmapped(allow_unmapped)
+    mapping.raise_problems()
+    for target, value in mapping.values.items():
         variables[target].assign(value)
     return model
+
+
+@dataclasses.dataclass
+class _Mapping:
+    """`map_into_pretrainer`'s work: every source tensor looked up in the table's
+    ``rules`` (canonical source name -> rule) and checked against the ``expected`` shapes
+    of our weights; ``values`` (our weight name -> array) to assign, ``problems`` (in the
+    order they are listed), and ``report`` filled as it goes."""
+
+    source: TensorSource
+    table: NameTable
+    config: AlbertConfig
+    report: MappingReport
+    expected: dict[str, tuple[int, ...]]
+    rules: dict
+    by_canonical: dict[str, str] = dataclasses.field(default_factory=dict)
+    problems: list[str] = dataclasses.field(default_factory=list)
+    values: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    value_source: dict[str, str] = dataclasses.field(default_factory=dict)
+    projection: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    projection_names: list[str] = dataclasses.field(default_factory=list)
+
+    def find_duplicates(self) -> None:
+        """Source names by canonical name; two names of one tensor are a problem."""
+        for name in self.source.names():
+            canonical = self.source.canonical(name)
+            if canonical in self.by_canonical:
+                self.problems.append(f"{name} and {self.by_canonical[canonical]} are the same "
+                                     f"tensor ({canonical}) twice")
+            self.by_canonical[canonical] = name
+
+    def map_tensor(self, name: str) -> None:
+        """One source tensor: its value for our weight, once its shape fits, or why not
+        (a tied copy, skipped, unknown, a projection E == H, a problem)."""
+        rule = self.rules.get(self.source.canonical(name))
+        if rule is None:
+            self._unmapped(name)
+        elif rule.target not in self.expected:
+            self._not_in_model(name, rule)
+        elif self._shape_fits(name, rule):
+            if rule.target in self.values:
+                self.problems.append(f"{name} and {self.value_source[rule.target]} both map "
+                                     f"to {rule.target}")
+                return
+            target_shape = self.expected[rule.target]
+            self.values[rule.target] = name_map.apply(rule.transform, self.source.get(name),
+                                                      target_shape)
+            self.value_source[rule.target] = name
+            self.report.mapped.append((name, rule.target, rule.transform,
+                                       tuple(self.source.shape(name))))
+
+    def _unmapped(self, name: str) -> None:
+        """A tensor in no row: a tied copy (equal to its tensor, or a problem), skipped with
+        the table's reason, or unknown."""
+        canonical = self.source.canonical(name)
+        tied_to = self.table.tie_of(canonical)
+        if tied_to is not None:
+            other = self.by_canonical.get(tied_to)
+            if other is None:
+                self.problems.append(f"{name}: a tied copy of {tied_to}, which the source "
+                                     "lacks")
+            elif self.source.shape(other) == self.source.shape(name) and np.array_equal(
+                    self.source.get(name), self.source.get(other)):
+                self.report.skipped.append((name, f"tied copy of {other}"))
+            else:
+                self.problems.append(f"{name} differs from {other}; albert-tf ties the MLM "
+                                     "decoder to that tensor, so an untied decoder cannot be "
+                                     "represented")
+            return
+        reason = self.table.skip_reason(canonical)
+        if reason is not None:
+            self.report.skipped.append((name, reason))
+        else:
+            self.report.unknown.append(name)
+
+    def _not_in_model(self, name: str, rule) -> None:
+        """A target our model lacks: an embedding projection when E == H (kept to check it
+        is the identity), else a problem."""
+        config = self.config
+        if rule.target.startswith("embedding_projection/") and \
+                config.embedding_size == config.hidden_size:
+            self.projection[rule.target] = name_map.apply(
+                rule.transform, self.source.get(name),
+                (config.hidden_size,) * (2 if rule.target.endswith("kernel") else 1))
+            self.projection_names.append(name)
+            return
+        self.problems.append(f"{name}: maps to {rule.target}, which a model with this config "
+                             "does not have")
+
+    def _shape_fits(self, name: str, rule) -> bool:
+        """The source shape is the config's, and the transform gives our weight's shape;
+        otherwise a problem."""
+        shape = self.source.shape(name)
+        want_source = name_map.source_shape(rule, self.config)
+        target_shape = self.expected[rule.target]
+        if want_source is not None and tuple(shape) != want_source:
+            self.problems.append(f"{name}: shape {list(shape)} disagrees with the config, "
+                                 f"which needs {list(want_source)} (for {rule.target})")
+            return False
+        if _transformed_shape(rule.transform, shape, target_shape) != target_shape:
+            how = "" if rule.transform == name_map.IDENTITY else f" after {rule.transform}"
+            self.problems.append(f"{name}: shape {list(shape)}{how} disagrees with the "
+                                 f"config, which needs {list(target_shape)} for {rule.target}")
+            return False
+        return True
+
+    def check_projection(self) -> None:
+        """A projection in the source of a model with E == H is skipped when it is the
+        identity, else a problem (albert-tf builds none)."""
+        if not self.projection_names:
+            return
+        if _identity_projection(self.projection, self.config.hidden_size):
+            reason = ("identity projection: embedding_size == hidden_size and albert-tf "
+                      "builds no embedding_projection")
+            self.report.skipped += [(n, reason) for n in self.projection_names]
+            return
+        self.problems.append(
+            f"{', '.join(self.projection_names)}: embedding_size == hidden_size "
+            f"({self.config.hidden_size}) but the embedding projection is not the identity; "
+            "albert-tf builds no projection when E == H, so this model cannot be represented "
+            "exactly")
+
+    def check_missing(self) -> None:
+        """Our weights the source lacks: heads stay freshly initialized (reported), the
+        encoder's are a problem."""
+        target_to_source = {r.target: r.source for r in self.rules.values()}
+        missing_encoder = []
+        for target in self.expected:
+            if target in self.values:
+                continue
+            if target.startswith(HEAD_PREFIXES):
+                self.report.missing.append((target, "not in the source; freshly initialized"))
+            else:
+                missing_encoder.append(f"{target_to_source.get(target, '?')} (-> {target})")
+        if missing_encoder:
+            self.problems.append(f"the source lacks {len(missing_encoder)} encoder tensor(s): "
+                                 f"{missing_encoder[:10]}")
+
+    def check_unmapped(self, allow_unmapped: bool) -> None:
+        """Source tensors in no row of the table are the first problem, unless allowed."""
+        if not self.report.unknown or allow_unmapped:
+            return
+        config = self.config
+        self.problems.insert(0, (
+            f"{len(self.report.unknown)} source tensor(s) are in no row of the "
+            f"{self.table.name} name map for this config (num_hidden_layers="
+            f"{config.num_hidden_layers}, num_hidden_groups={config.num_hidden_groups}, "
+            f"inner_group_num={config.inner_group_num}): {self.report.unknown[:10]}; pass "
+            "--allow_unmapped to skip them"))
+
+    def raise_problems(self) -> None:
+        """A `ConversionError` listing the problems (the first 20), if any."""
+        if not self.problems:
+            return
+        shown = self.problems[:20]
+        if len(self.problems) > 20:
+            shown.append(f"... and {len(self.problems) - 20} more")
+        raise ConversionError(f"cannot convert {self.source.description}:\n  - "
+                              + "\n  - ".join(shown), self.report)
 
 
 # ----------------------------------------------------------------------------- output
