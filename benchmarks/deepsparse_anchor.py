@@ -19,9 +19,9 @@ times, at ``[1, seq]``:
 
 - ``deepsparse fp32`` / ``deepsparse int8 qdq``: ``deepsparse.compile_model(num_cores=cores)``;
 - ``onnxruntime fp32`` / ``onnxruntime int8 qdq``: the same files on ONNX Runtime
-  (`albert_tf.benchmark.runtimes.OnnxRunner`, ``cores`` intra-op threads);
+  (`albert_tf.runtime.sessions.OnnxSession`, ``cores`` intra-op threads);
 - ``tflite_int8`` / ``tflite_dynamic``: our dense int8 TFLite exports on LiteRT + XNNPACK
-  (`albert_tf.benchmark.runtimes.TFLiteRunner`); the faster is the baseline.
+  (`albert_tf.runtime.sessions.TFLiteSession`); the faster is the baseline.
 
 Rounds interleave every artifact of a model (median of each round's median of ``runs`` calls,
 `albert_tf.benchmark.timing.median_ms`; the table gives the median over rounds). Before
@@ -68,7 +68,7 @@ def model_builder(name: str, sparsity: float, work: str, data_dir: str):
 
 def calibration_feeds(vocab_size: int, seq: int, count: int = CALIBRATION_BATCHES):
     """``count`` random-id feeds ``[1, seq]`` (peer input names) that calibrate `qdq_int8`."""
-    from albert_tf.benchmark.runtimes import peer_feed, token_inputs
+    from albert_tf.runtime.sessions import peer_feed, token_inputs
     names = ("input_ids", "attention_mask", "token_type_ids")
     return [peer_feed(names, token_inputs(1, seq, vocab_size, seed=100 + i))
             for i in range(count)]
@@ -104,7 +104,7 @@ def qdq_int8(fp32: str, vocab_size: int, seq: int, echo=print) -> str:
 def run_model(name: str, args, worker: DeepSparseWorker, sparsities: list[float]):
     """``(rows, checks, skipped)`` of one model."""
     from albert_tf.benchmark.timing import median_ms
-    from albert_tf.benchmark.runtimes import OnnxRunner, TFLiteRunner, peer_feed, token_inputs
+    from albert_tf.runtime.sessions import OnnxSession, TFLiteSession, peer_feed, token_inputs
     from albert_tf.config import load_config
     vocab = load_config(name).vocab_size
     shape = [(1, args.seq)]
@@ -116,7 +116,7 @@ def run_model(name: str, args, worker: DeepSparseWorker, sparsities: list[float]
     dense = model_builder(name, 0.0, args.work_dir, args.data_dir)
     for runtime in OURS:
         _, template = dense.artifact(runtime, shape)
-        calls[runtime, 0.0] = TFLiteRunner(template, args.cores).prepare(inputs)
+        calls[runtime, 0.0] = TFLiteSession(template, args.cores).prepare(inputs)
     for sparsity in [0.0] + sparsities:
         builder = dense if not sparsity else model_builder(name, sparsity, args.work_dir,
                                                            args.data_dir)
@@ -125,7 +125,7 @@ def run_model(name: str, args, worker: DeepSparseWorker, sparsities: list[float]
             files[ORT_INT8] = qdq_int8(files[ORT_FP32], vocab, args.seq)
         for ort_name, path in files.items():
             ds_name = DS_FP32 if ort_name == ORT_FP32 else DS_INT8
-            ort = OnnxRunner(path, args.cores)
+            ort = OnnxSession(path, args.cores)
             calls[ort_name, sparsity] = ort.prepare(inputs)
             key = f"{name}/{sparsity}/{ds_name}"
             try:

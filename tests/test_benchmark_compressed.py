@@ -132,7 +132,7 @@ def test_the_summary_line_and_the_table(run):
 def test_the_sparse_tflite_file_is_smaller_and_computes_the_pruned_model(run):
     from ai_edge_litert import interpreter as lite
 
-    from albert_tf.benchmark.runtimes import token_inputs
+    from albert_tf.runtime.sessions import token_inputs
     out, _ = run
     where = out / "artifacts" / "albert_tiny" / "pruned" / "1x4_75"
     folder = where / "albert_tiny" / "tflite_none" / f"b1_s{SEQ}"

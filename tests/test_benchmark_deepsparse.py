@@ -72,7 +72,7 @@ def test_deepsparse_matches_onnx_runtime_on_a_tiny_albert(tmp_path, data_dir):
     import albert_tf
     from albert_tf.benchmark.artifacts import ArtifactBuilder
     from albert_tf.benchmark.compressed import prune_model
-    from albert_tf.benchmark.runtimes import OnnxRunner, peer_feed, token_inputs
+    from albert_tf.runtime.sessions import OnnxSession, peer_feed, token_inputs
     from albert_tf.backend import keras
     keras.utils.set_random_seed(0)
     config = albert_tf.load_config("albert_tiny").replace(vocab_size=8000)
@@ -87,7 +87,7 @@ def test_deepsparse_matches_onnx_runtime_on_a_tiny_albert(tmp_path, data_dir):
     inputs["input_mask"][:, seq - 8:] = 0          # padding: the mask path too
     npz, out = str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")
     np.savez(npz, **peer_feed(("input_ids", "attention_mask", "token_type_ids"), inputs))
-    ort = OnnxRunner(path, 1)
+    ort = OnnxSession(path, 1)
     with a.DeepSparseWorker(a.deepsparse_python(VENV)) as worker:
         worker.request("load", key="tiny", path=path, cores=1, batch=1, seq=seq)
         names = worker.request("outputs", key="tiny", inputs=npz, out=out)["names"]

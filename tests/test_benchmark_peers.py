@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import albert_tf
-from albert_tf.benchmark.runtimes import OnnxRunner, OpenVinoRunner, token_inputs
+from albert_tf.runtime.sessions import OnnxSession, OpenVinoSession, token_inputs
 from albert_tf.benchmark.artifacts import ArtifactBuilder
 from albert_tf.benchmark.suite import time_in_worker
 
@@ -86,8 +86,8 @@ def test_optimized_onnx_fuses_and_matches_the_plain_export(builders, name):
     builder.onnx_opt(int8=False)   # cached: the counts are printed once per model
     assert sum("onnx_opt fusions" in s for s in lines) == 1
 
-    plain = OnnxRunner(builder.onnx(int8=False), threads=1)
-    fused = OnnxRunner(optimized, threads=1)
+    plain = OnnxSession(builder.onnx(int8=False), threads=1)
+    fused = OnnxSession(optimized, threads=1)
     inputs = _padded_inputs(2, 24, config.vocab_size)
     for want, got in zip(plain.outputs(inputs), fused.outputs(inputs)):
         np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
@@ -98,7 +98,7 @@ def test_optimized_onnx_fuses_and_matches_the_plain_export(builders, name):
     if config.is_bert:
         assert int8_ops["QAttention"] == layers, int8_ops
     float_out = fused.outputs(inputs)[0]
-    int8_out = OnnxRunner(int8, threads=1).outputs(inputs)[0]
+    int8_out = OnnxSession(int8, threads=1).outputs(inputs)[0]
     assert _cosine(float_out, int8_out).min() > 0.98
 
 
@@ -108,8 +108,8 @@ def test_openvino_f32_matches_onnx_runtime_and_nncf_int8_stays_close(builders, n
     config, builder = builders[name]
     xml = builder.openvino()
     assert os.path.isfile(os.path.splitext(xml)[0] + ".bin")
-    onnx_runner = OnnxRunner(builder.onnx(int8=False), threads=1)
-    f32 = OpenVinoRunner(xml, threads=1, precision="f32")
+    onnx_runner = OnnxSession(builder.onnx(int8=False), threads=1)
+    f32 = OpenVinoSession(xml, threads=1, precision="f32")
     for shape in ((1, 16), (2, 24)):   # one IR reshaped and compiled per static shape
         inputs = _padded_inputs(*shape, config.vocab_size)
         want = onnx_runner.outputs(inputs)
@@ -126,7 +126,7 @@ def test_openvino_f32_matches_onnx_runtime_and_nncf_int8_stays_close(builders, n
     assert ops["FakeQuantize"] >= 6 * config.num_hidden_layers, ops   # >= 6 MatMuls a layer
     inputs = _padded_inputs(2, 32, config.vocab_size)
     float_out = f32.outputs(inputs)[0]
-    int8_out = OpenVinoRunner(int8_xml, threads=1, precision=None).outputs(inputs)[0]
+    int8_out = OpenVinoSession(int8_xml, threads=1, precision=None).outputs(inputs)[0]
     cosine = _cosine(float_out, int8_out)
     # Measured on tiny random models: min 0.995 (ALBERT), 0.99998 (BERT); on a Zen 3 (AVX2,
     # no VNNI) 0.960 for ALBERT before NNCF's overflow fix (export.openvino.quantize_int8),

@@ -111,7 +111,7 @@ def test_xnnpack_takes_the_4_bit_fully_connected_ops(exports):
     """XNNPACK's partitions are the same with INT4 weights as with float ones: a
     FULLY_CONNECTED it refused would stay on the builtin kernels and split the graph into
     more delegate nodes (albert-tf-benchmark --profile shows its QD8 x QC4W GEMMs)."""
-    from albert_tf.export.tflite_runner import make_interpreter
+    from albert_tf.runtime.tflite import make_interpreter
 
     def ops(path):
         interpreter = make_interpreter(path, 1)
@@ -123,7 +123,7 @@ def test_xnnpack_takes_the_4_bit_fully_connected_ops(exports):
 
 
 def _logits(path: str, feats: dict[str, np.ndarray]) -> np.ndarray:
-    from albert_tf.export.tflite_runner import make_interpreter
+    from albert_tf.runtime.tflite import make_interpreter
     interpreter = make_interpreter(path, 2)
     interpreter.allocate_tensors()
     inputs = {d["name"]: d for d in interpreter.get_input_details()}

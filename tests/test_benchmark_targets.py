@@ -18,9 +18,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_every_target_names_a_runner_and_ours_a_real_export():
-    from albert_tf.benchmark.runtimes import RUNNERS
+    from albert_tf.runtime.sessions import SESSIONS
     for target in targets.every_target():
-        assert target.worker in RUNNERS, target.name
+        assert target.worker in SESSIONS, target.name
         if target.owner == targets.OURS:
             fmt, quantization = target.export
             assert quantization in formats.get(fmt).quantizations(), target.name
@@ -75,10 +75,10 @@ def test_target_names_are_spelled_only_in_the_registry():
     """Names that are only target names (not also a runner, a format or a package) appear as
     a string literal in no other module of the package: adding a target touches one module.
     (``--quick`` and the tour name some in help text and docs, which this does not scan.)"""
-    from albert_tf.benchmark.runtimes import RUNNERS
+    from albert_tf.runtime.sessions import SESSIONS
     # Literals that are other things' names: albert-tf-compress's output directory.
     allowed = {os.path.join("albert_tf", "compression", "compression_config.py"): {"tflite_int8"}}
-    only_targets = set(targets.names()) - set(RUNNERS) - set(formats.names())
+    only_targets = set(targets.names()) - set(SESSIONS) - set(formats.names())
     offenders = []
     for folder, _, files in os.walk(os.path.join(ROOT, "albert_tf")):
         for name in files:
@@ -125,7 +125,7 @@ def test_the_added_target_builds_4_bit_weights_and_times_without_tensorflow(
 
     import onnx
 
-    from albert_tf.benchmark.runtimes import OnnxRunner, token_inputs
+    from albert_tf.runtime.sessions import OnnxSession, token_inputs
     from albert_tf.benchmark.suite import build_peer, file_size, time_in_worker
     config, builder = albert_tiny_builder
     shapes = [(1, 16), (2, 16)]
@@ -143,8 +143,8 @@ def test_the_added_target_builds_4_bit_weights_and_times_without_tensorflow(
     # Its size rule is the registry's (the tiny model's float embeddings dominate it).
     assert file_size("onnx_q4", path, 1, 16) == pytest.approx(os.path.getsize(path) / 2**20)
     inputs = token_inputs(2, 16, config.vocab_size, seed=1)
-    exact = OnnxRunner(float_path, threads=1).outputs(inputs)[0]
-    q4 = OnnxRunner(path, threads=1).outputs(inputs)[0]
+    exact = OnnxSession(float_path, threads=1).outputs(inputs)[0]
+    q4 = OnnxSession(path, threads=1).outputs(inputs)[0]
     a, b = exact.reshape(-1, exact.shape[-1]), q4.reshape(-1, q4.shape[-1])
     cosine = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
     assert cosine.min() > 0.95 and np.abs(exact - q4).max() > 0, cosine.min()
@@ -156,12 +156,13 @@ def test_the_added_target_builds_4_bit_weights_and_times_without_tensorflow(
 
 def test_every_worker_runtime_names_the_package_that_runs_it():
     """The latency cache keys and --target's install check read the runtime's package from
-    one table beside the workers (`runtimes.runtime_package`)."""
-    from albert_tf.benchmark import runtimes, targets
+    one table beside the workers (`sessions.runtime_package`)."""
+    from albert_tf.runtime import sessions
+    from albert_tf.benchmark import targets
 
-    for worker in runtimes.RUNNERS:
-        assert runtimes.runtime_package(worker), worker
+    for worker in sessions.SESSIONS:
+        assert sessions.runtime_package(worker), worker
     for target in targets.every_target():
-        assert target.worker in runtimes.RUNNERS, target.name
-    assert runtimes.runtime_package("openvino_int8_sparse") == ("openvino", "openvino")
-    assert runtimes.runtime_package("nope") is None
+        assert target.worker in sessions.SESSIONS, target.name
+    assert sessions.runtime_package("openvino_int8_sparse") == ("openvino", "openvino")
+    assert sessions.runtime_package("nope") is None

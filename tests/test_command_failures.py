@@ -1089,8 +1089,8 @@ def test_onnx_and_openvino_exports_run_in_the_edge_runner(ran, capsys):
     """albert-tflite-run runs the server exports (raw text in, the TFLite runner's JSON
     out) through their classifiers, where it said "not an albert-tf-tflite v1 metadata
     file" before."""
-    from albert_tf.export.onnx_runner import OnnxClassifier
-    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tf.runtime.onnx import OnnxClassifier
+    from albert_tf.runtime.openvino import OpenVinoClassifier
     from albert_tflite import runner
     _, values, _, _ = ran
     texts = ["a gorgeous , witty film", "dull and lifeless"]

@@ -98,7 +98,7 @@ def test_each_config_runs_on_a_tiny_model_and_its_tflite_runs(name, tmp_path, da
     rows: the run writes model/, report.json and TFLite export directories that the edge
     runner opens from their metadata.json."""
     from albert_tf.compression.compressor import run
-    from albert_tf.export.runner import open_runner
+    from albert_tf.runtime.runner import open_runner
     from tests.compression_fixtures import tiny_config, tiny_model_dir, tiny_sst2_dir
     init = tiny_model_dir(str(tmp_path / "m"), tiny_config(num_hidden_layers=2))
     config = _preflight(name, init, str(tmp_path / "out"))

@@ -138,7 +138,7 @@ def test_int8_export_quantizes_every_layer_and_keeps_the_labels(int8_export, flo
 
 
 def test_classifier_on_raw_text_gives_keras_labels(float_export, source, dev):
-    from albert_tf.export.onnx_runner import OnnxClassifier
+    from albert_tf.runtime.onnx import OnnxClassifier
     _, probs = keras_probabilities(source, dev, SEQ)
     classifier = OnnxClassifier(float_export, threads=1, batch_size=8)
     assert classifier.buckets == [(16, "seq_16"), (SEQ, f"seq_{SEQ}")]
@@ -212,7 +212,7 @@ def _last_line(proc):
 
 @pytest.mark.slow
 def test_cli_exports_a_static_int8_model_and_refuses_what_makes_no_sense(model_dir, tmp_path):
-    from albert_tf.export.onnx_runner import OnnxClassifier
+    from albert_tf.runtime.onnx import OnnxClassifier
     out = str(tmp_path / "static")
     proc = _export_cli(f"--model_dir={model_dir}", f"--output={out}", "--seq_lengths=16",
                        "--batch_size=2", "--quantization=int8")

@@ -114,7 +114,7 @@ def test_shared_layer_is_stored_once(tmp_path):
 @pytest.mark.slow
 def test_int8_ir_is_fake_quantized_and_agrees_with_float(float_export, int8_export, dev):
     import openvino as ov
-    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tf.runtime.openvino import OpenVinoClassifier
     with open(os.path.join(int8_export, "metadata.json")) as f:
         meta = json.load(f)
     assert meta["quantization"] == "int8" and meta["calibration_examples"] == 256
@@ -134,7 +134,7 @@ def test_int8_ir_is_fake_quantized_and_agrees_with_float(float_export, int8_expo
 
 @pytest.mark.slow
 def test_classifier_on_raw_text_gives_keras_labels(float_export, source, dev):
-    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tf.runtime.openvino import OpenVinoClassifier
     sentences = dev
     _, probs = keras_probabilities(source, sentences, SEQ)
     classifier = OpenVinoClassifier(float_export, threads=1, precision="f32", batch_size=8)
@@ -232,7 +232,7 @@ def _last_line(proc):
 
 @pytest.mark.slow
 def test_cli_exports_a_static_ir_and_refuses_what_makes_no_sense(model_dir, tmp_path):
-    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tf.runtime.openvino import OpenVinoClassifier
     out = str(tmp_path / "static")
     proc = _export_cli(f"--model_dir={model_dir}", f"--output={out}", "--seq_lengths=16",
                        "--batch_size=2")

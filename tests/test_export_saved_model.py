@@ -221,7 +221,7 @@ def test_saved_model_cli_show_and_run(exported):
                           capture_output=True, text=True, env=env, timeout=300)
     assert show.returncode == 0, show.stderr[-2000:]
     assert "inputs['text']" in show.stdout and "DT_STRING" in show.stdout
-    run = subprocess.run([sys.executable, "-m", "albert_tf.export.saved_model_cli", "run",
+    run = subprocess.run([sys.executable, "-m", "albert_tf.bin.saved_model_cli", "run",
                           "--dir", exported["path"], "--tag_set", "serve",
                           "--signature_def", "serving_default",
                           "--input_exprs", 'text=["a gorgeous film", "flat"]'],
@@ -235,7 +235,7 @@ def test_saved_model_cli_quiet_when_stdout_closes(exported):
     """``albert-tf-saved-model-cli show ... | head`` ends quietly with 141, as the other
     tools (issue #44, fresh pass): it said the SavedModel "cannot be read ([Errno 32] Broken
     pipe)", a truncated or damaged saved_model.pb."""
-    process = subprocess.Popen([sys.executable, "-m", "albert_tf.export.saved_model_cli",
+    process = subprocess.Popen([sys.executable, "-m", "albert_tf.bin.saved_model_cli",
                                 "show", "--dir", exported["path"], "--all"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     process.stdout.close()                    # the reader went away before anything came

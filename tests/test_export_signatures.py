@@ -20,7 +20,7 @@ def test_signature_key_names_the_bucket():
 
 
 def test_importing_the_runner_side_imports_no_tensorflow():
-    code = ("import sys, albert_tf.export.signatures, albert_tf.export.openvino_runner; "
+    code = ("import sys, albert_tf.export.signatures, albert_tf.runtime.openvino; "
             "print('tensorflow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=300).stdout

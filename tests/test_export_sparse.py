@@ -223,7 +223,7 @@ def test_int8_1x16_stores_sparse_blocks_and_gives_the_dense_logits(tflite_export
     np.testing.assert_allclose(got, want, atol=0.05)   # ~ one step of the int8 output
     # our runner (albert-tflite-run / -evaluate, the pipeline's scoring and timing) runs the
     # sparse file on the builtin kernels by itself, and the dense one on XNNPACK
-    from albert_tf.export.tflite_runner import TFLiteRunner
+    from albert_tf.runtime.tflite import TFLiteRunner
     assert TFLiteRunner(sparse, 1).xnnpack is False and TFLiteRunner(dense, 1).xnnpack is True
     assert TFLiteRunner(sparse, 1, xnnpack=True).xnnpack is True      # asked for: obeyed
 
@@ -274,7 +274,7 @@ def test_openvino_int8_asks_for_sparse_weights_and_the_runner_compiles_with_it(
     pytest.importorskip("openvino")
     pytest.importorskip("nncf")
     from albert_tf.export.openvino import export_openvino
-    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tf.runtime.openvino import OpenVinoClassifier
     out = export_openvino(models["1x16"], str(tmp_path / "ir"), quantization="int8",
                           seq_length=SEQ, sparse_weights="auto", source=source,
                           data_dir=data_dir, num_calibration=16)

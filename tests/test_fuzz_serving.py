@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from albert_tf.export.runner import is_blank
+from albert_tf.runtime.runner import is_blank
 from fuzzing import fuzz_examples
 from test_export_saved_model import SEQ, VOCAB
 

@@ -329,15 +329,15 @@ def test_edge_tool_imports_are_found():
         (2, "albert_tflite.runner")]
     assert edge_tool_imports("import importlib\nimportlib.import_module('albert_tflite')\n"
                              ) == [(2, "albert_tflite")]
-    assert edge_tool_imports("from albert_tf.export import tflite_runner\n"
+    assert edge_tool_imports("from albert_tf.runtime import tflite\n"
                              "CMD = ['-m', 'albert_tflite.evaluate']\n") == []
 
 
 def test_the_library_does_not_import_its_edge_tools():
     """``albert_tflite`` (the edge tools, setup.py's tflite/ folder) depends on
     ``albert_tf``; no ``albert_tf`` module imports it, at import time or deferred (the
-    runners and the preprocessor live in ``albert_tf``: `albert_tf.export.runner`,
-    `albert_tf.text.preprocessor`). Running its CLIs as subprocesses is no import, but no
+    runners and the preprocessor live in ``albert_tf``: `albert_tf.runtime.runner`,
+    `albert_tf.runtime.preprocessor`). Running its CLIs as subprocesses is no import, but no
     dependency either: `test_the_library_runs_no_edge_tool` checks that."""
     tools = next(name for name, folder in PACKAGES.items()
                  if os.path.basename(folder) == "tflite")
@@ -435,7 +435,7 @@ class A:
     """albert_tflite.runner: an attribute docstring."""
 def missing(package):
     return package in ("albert_tf", "albert_tflite")
-CMD = python_module("albert_tf.export.evaluate", "--model=x")
+CMD = python_module("albert_tf.runtime.evaluate", "--model=x")
 TOOL = ["albert-tf-benchmark", "--quick"]
 ''') == []
 
@@ -443,7 +443,7 @@ TOOL = ["albert-tf-benchmark", "--quick"]
 def test_the_library_runs_no_edge_tool():
     """No ``albert_tf`` module runs the edge tools in another process either (issue #31):
     no ``albert_tflite.*`` module name nor ``albert-tflite-*`` command in its code
-    (`edge_tool_commands`); the pipeline runs `albert_tf.export.evaluate` and
+    (`edge_tool_commands`); the pipeline runs `albert_tf.runtime.evaluate` and
     `albert_tf.benchmark.tflite_export`, whose CLIs ``albert_tflite`` wraps."""
     tools = next(name for name, folder in PACKAGES.items()
                  if os.path.basename(folder) == "tflite")

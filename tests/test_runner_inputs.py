@@ -157,7 +157,7 @@ def test_json_lines_carry_the_second_texts_and_choices(tmp_path, monkeypatch, ca
 
 
 def test_blank_texts_are_named_by_index():
-    from albert_tf.export.runner import is_blank, refuse_blank
+    from albert_tf.runtime.runner import is_blank, refuse_blank
     assert [is_blank(t) for t in ("", " \t\u3000\u2028", b" \n", None, "a", b"\xff",
                                   "\u200b")] == [True, True, True, True, False, False, False]
     refuse_blank(["a"], [["b", "c"]])
@@ -173,7 +173,7 @@ def test_a_plain_string_is_not_a_list_of_texts():
     """Issue #44 (fresh pass): ``predict("great")`` answered five times, once per character
     (``"a gorgeous film"``: "texts_a[1] is only whitespace"); a string in place of the list
     of texts, first or second, is a TypeError saying to pass a list."""
-    from albert_tf.export.runner import refuse_plain_strings
+    from albert_tf.runtime.runner import refuse_plain_strings
     refuse_plain_strings(["great"], None)
     refuse_plain_strings(("a", "b"), [["c", "d"], ["e", "f"]])
     for texts_a, texts_b, name in (("great", None, "texts_a"), (b"great", None, "texts_a"),
@@ -189,7 +189,7 @@ def test_a_kernel_litert_lacks_is_one_line_naming_the_export():
     FLOAT32 and INT32 now, got 7`` in albert-tflite-run, -evaluate and -benchmark; LiteRT's
     failure at invoke is one `ExportError` naming the export and its quantization."""
     from albert_tf.export.errors import ExportError
-    from albert_tf.export.tflite_runner import _invoking, invoke_errors
+    from albert_tf.runtime.tflite import _invoking, invoke_errors
 
     def kernel(**inputs):
         raise RuntimeError("SquaredDifference only supports FLOAT32 and INT32 now, got 7.Node "
@@ -210,7 +210,7 @@ def test_a_kernel_litert_lacks_is_one_line_naming_the_export():
 def test_the_recorded_task_must_be_the_scored_one(tmp_path):
     """`check_task` reads the export's metadata.json: another task is refused naming both
     and --allow_task_mismatch; the same task under another spelling, or none, is scored."""
-    from albert_tf.export.evaluate import check_task
+    from albert_tf.runtime.evaluate import check_task
     export = tmp_path / "export"
     export.mkdir()
     (export / "metadata.json").write_text(json.dumps({"task": "sst2"}))
@@ -261,8 +261,8 @@ def test_cli_on_a_label_sentence_file_answers_each_sentence(served, tmp_path, ca
 
 @pytest.mark.slow
 def test_every_runner_refuses_a_blank_text(served, server_exports):
-    from albert_tf.export.onnx_runner import OnnxClassifier
-    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tf.runtime.onnx import OnnxClassifier
+    from albert_tf.runtime.openvino import OpenVinoClassifier
     from albert_tflite.runner import TFLiteRunner
     runners = [TFLiteRunner(served["tflite"]), OnnxClassifier(server_exports["onnx"]),
                OpenVinoClassifier(server_exports["openvino"])]
@@ -276,9 +276,9 @@ def test_every_runner_refuses_a_blank_text(served, server_exports):
 
 @pytest.mark.slow
 def test_every_runner_refuses_a_plain_string(served, server_exports):
-    from albert_tf.export.onnx_runner import OnnxClassifier
-    from albert_tf.export.openvino_runner import OpenVinoClassifier
-    from albert_tf.export.runner import open_runner
+    from albert_tf.runtime.onnx import OnnxClassifier
+    from albert_tf.runtime.openvino import OpenVinoClassifier
+    from albert_tf.runtime.runner import open_runner
     from albert_tflite.runner import TFLiteRunner
     runners = [TFLiteRunner(served["tflite"]), OnnxClassifier(server_exports["onnx"]),
                OpenVinoClassifier(server_exports["openvino"]), open_runner(served["tflite"])]
@@ -299,8 +299,8 @@ def test_a_swapped_vocabulary_is_refused_when_the_export_loads(served, server_ex
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
     from albert_tf.export.metadata import MetadataError
-    from albert_tf.export.onnx_runner import OnnxClassifier
-    from albert_tf.export.openvino_runner import OpenVinoClassifier
+    from albert_tf.runtime.onnx import OnnxClassifier
+    from albert_tf.runtime.openvino import OpenVinoClassifier
     from albert_tflite.runner import TFLiteRunner
     from session_builds import writable_copy
     for kind, export, runner in (("tflite", served["tflite"], TFLiteRunner),
@@ -337,7 +337,7 @@ def test_saved_model_signatures_refuse_a_blank_text(served):
 
     import tensorflow_text  # noqa: F401  (its ops)
     from albert_tf.backend import tf
-    from albert_tf.export.runner import is_blank
+    from albert_tf.runtime.runner import is_blank
     from albert_tf.export.saved_model import BLANK_TEXT, refuse_blank
     signatures = tf.saved_model.load(served["path"]).signatures
     answered = signatures["serving_default"](text=tf.constant(SENTENCES + ["\u200b", "\xff"]))
@@ -360,7 +360,7 @@ def test_saved_model_signatures_refuse_a_blank_text(served):
 def test_evaluate_another_task_only_when_allowed(served, data_dir, tmp_path, capsys):
     """A copy of the sst2 export answering CoLA's labels (0, 1) is scored on cola only with
     --allow_task_mismatch; the export itself (negative, positive) not even then."""
-    from albert_tf.export.evaluate import evaluate, main
+    from albert_tf.runtime.evaluate import evaluate, main
     from session_builds import writable_copy
     export = writable_copy(served["tflite"], str(tmp_path / "export"))
     with open(os.path.join(export, "metadata.json"), encoding="utf-8") as f:

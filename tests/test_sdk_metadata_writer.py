@@ -1,5 +1,5 @@
 """Issue #29: the mobile SDK metadata of a TFLite export is written without tflite-support
-(`albert_tf.export.tflite_metadata`: the schema with the flatbuffers runtime) and is what
+(`albert_tf.export.metadata_schema`: the schema with the flatbuffers runtime) and is what
 tflite-support 0.4.4's metadata writers write for the same model: classification with a
 SentencePiece and a WordPiece vocabulary, span and embedding heads. The reference runs in
 the SDK environment (`tests/tflite_support_writer.py`), and its displayer reads both files.
@@ -96,7 +96,7 @@ def test_the_metadata_is_tflite_supports(case):
     """tflite-support's writers, given the same model, vocabulary, labels and our texts
     (names, descriptions), write the same metadata and pack the same files; its displayer
     reads our file as our reader does."""
-    from albert_tf.export import tflite_metadata
+    from albert_tf.export import metadata_schema
     from albert_tf.export.sdk_metadata import read_embedded
     python = sdk_python()
     root = case["root"]
@@ -122,7 +122,7 @@ def test_the_metadata_is_tflite_supports(case):
     assert mine["metadata"] == theirs["metadata"]
     assert mine["metadata"]["min_parser_version"] == "1.1.0"
     files = {name: content.hex()
-             for name, content in tflite_metadata.packed_files(case["ours"]).items()}
+             for name, content in metadata_schema.packed_files(case["ours"]).items()}
     assert mine["files"] == theirs["files"] == files
     assert sorted(files) == sorted(["labels.txt"] * bool(case["labels"]) + [vocab_name])
     assert dict(mine["metadata"], associated_files=sorted(files)) == ours
@@ -145,35 +145,35 @@ def test_the_model_computes_as_the_converted_one(case):
 
 @pytest.mark.slow
 def test_populate_replaces_metadata_and_files_and_reads_back(case):
-    from albert_tf.export import tflite_metadata
+    from albert_tf.export import metadata_schema
     if case["name"] != "embedding":
         pytest.skip("one case is enough for the populator's own behaviour")
-    assert tflite_metadata.read(case["raw"]) is None
-    assert tflite_metadata.packed_files(case["raw"]) == {}
+    assert metadata_schema.read(case["raw"]) is None
+    assert metadata_schema.packed_files(case["raw"]) == {}
     metadata = {"name": "again", "subgraph_metadata": [{
         "input_tensor_metadata": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
         "output_tensor_metadata": [{"name": "embedding", "associated_files": [
             {"name": "notes.txt", "type": "DESCRIPTIONS"}]}]}]}
-    again = tflite_metadata.populate(case["ours"], metadata, {"notes.txt": b"n"})
-    assert tflite_metadata.read(again) == dict(metadata, min_parser_version="1.0.0")
-    assert tflite_metadata.packed_files(again) == {"notes.txt": b"n"}
+    again = metadata_schema.populate(case["ours"], metadata, {"notes.txt": b"n"})
+    assert metadata_schema.read(again) == dict(metadata, min_parser_version="1.0.0")
+    assert metadata_schema.packed_files(again) == {"notes.txt": b"n"}
     from ai_edge_litert import schema_py_generated as schema
     model = schema.Model.GetRootAs(again, 0)
     names = [model.Metadata(i).Name() for i in range(model.MetadataLength())]
     assert names.count(b"TFLITE_METADATA") == 1
-    assert tflite_metadata.populate(case["raw"], metadata, {"notes.txt": b"n"}) == again
+    assert metadata_schema.populate(case["raw"], metadata, {"notes.txt": b"n"}) == again
     with pytest.raises(ValueError, match=r"names the files \['notes.txt'\], given \[\]"):
-        tflite_metadata.populate(case["raw"], metadata, {})
+        metadata_schema.populate(case["raw"], metadata, {})
     with pytest.raises(ValueError, match=r"per subgraph \[\(3, 0\)\], the model has "
                        r"\[\(3, 1\)\]"):
-        tflite_metadata.populate(case["raw"], {"subgraph_metadata": [
+        metadata_schema.populate(case["raw"], {"subgraph_metadata": [
             {"input_tensor_metadata": [{}, {}, {}]}]}, {})
     with pytest.raises(ValueError, match="not a TFLite model"):
-        tflite_metadata.read(b"PK\x03\x04 not a model")
+        metadata_schema.read(b"PK\x03\x04 not a model")
 
 
 def test_pack_and_unpack_follow_the_schema():
-    from albert_tf.export import tflite_metadata as tm
+    from albert_tf.export import metadata_schema as tm
     metadata = {"name": "m", "version": "2", "min_parser_version": "1.1.0",
                 "associated_files": [{"name": "a.txt", "type": "VOCABULARY", "locale": "en"}],
                 "subgraph_metadata": [{"input_tensor_metadata": [
@@ -210,5 +210,5 @@ def test_pack_and_unpack_follow_the_schema():
 def test_min_parser_version_is_the_newest_schema_member_used(metadata, version):
     """The versions of metadata_schema.fbs's change log (1.0.1: VOCABULARY files; 1.1.0:
     subgraph process units and the BERT tokenizers)."""
-    from albert_tf.export.tflite_metadata import min_parser_version
+    from albert_tf.export.metadata_schema import min_parser_version
     assert min_parser_version(metadata) == version

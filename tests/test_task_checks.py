@@ -150,7 +150,7 @@ def test_the_vocabulary_must_fit_the_model(tmp_path):
 
 
 def test_the_checks_import_no_tensorflow():
-    code = ("import sys\nimport albert_tf.data.task_checks, albert_tf.export.evaluate\n"
+    code = ("import sys\nimport albert_tf.data.task_checks, albert_tf.runtime.evaluate\n"
             "print(sorted(m for m in ('tensorflow', 'keras', 'tf_keras') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout

@@ -1,5 +1,5 @@
 """tflite-support 0.4.4's metadata writers and displayer: the reference that
-``tests/test_sdk_metadata_writer.py`` holds `albert_tf.export.tflite_metadata` to.
+``tests/test_sdk_metadata_writer.py`` holds `albert_tf.export.metadata_schema` to.
 
     <SDK python> tests/tflite_support_writer.py spec.json
 

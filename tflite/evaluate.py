@@ -11,7 +11,7 @@ chosen on dev (`albert_tf.pipeline.driver` does this once), never for choosing. 
 trained on another task than ``--task`` (its metadata.json's ``task``) is refused unless
 ``--allow_task_mismatch``.
 
-The CLI of `albert_tf.export.evaluate` (``python -m albert_tf.export.evaluate`` takes the
+The CLI of `albert_tf.runtime.evaluate` (``python -m albert_tf.runtime.evaluate`` takes the
 same flags), which holds the evaluation; its names are re-exported here.
 """
 
@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import sys
 
-from albert_tf.export import evaluate as _cli
-from albert_tf.export.evaluate import (SPLITS, check_task, evaluate, load_split, open_runner,
+from albert_tf.runtime import evaluate as _cli
+from albert_tf.runtime.evaluate import (SPLITS, check_task, evaluate, load_split, open_runner,
                                        score)
 
 __all__ = ["SPLITS", "check_task", "evaluate", "load_split", "main", "open_runner", "score"]
 
 
 def main(argv=None) -> int:
-    """``albert-tflite-evaluate``: `albert_tf.export.evaluate.main` with this docstring (its
+    """``albert-tflite-evaluate``: `albert_tf.runtime.evaluate.main` with this docstring (its
     examples) as ``--help``."""
     return _cli.main(argv, doc=__doc__)
 

@@ -11,11 +11,11 @@
     albert-tflite-run --model=runs/sst2_qat/tflite_int8 --text="a gorgeous film"   # compressed
 
 The runners live in the library (``albert_tflite`` depends on ``albert_tf``, never the
-reverse): `albert_tf.export.tflite_runner.TFLiteRunner` (LiteRT; `make_interpreter`,
+reverse): `albert_tf.runtime.tflite.TFLiteRunner` (LiteRT; `make_interpreter`,
 `model_file`, re-exported here), the ONNX and OpenVINO ones
-(`albert_tf.export.onnx_runner`, `albert_tf.export.openvino_runner`), all on
-`albert_tf.export.runner.ExportRunner` and its preprocessor
-(`albert_tf.text.preprocessor.Preprocessor`: tokenize, pack into the smallest
+(`albert_tf.runtime.onnx`, `albert_tf.runtime.openvino`), all on
+`albert_tf.runtime.runner.ExportRunner` and its preprocessor
+(`albert_tf.runtime.preprocessor.Preprocessor`: tokenize, pack into the smallest
 sequence-length bucket that holds the text, batch). `open_runner` picks the runner of an
 export; `main` is the CLI. Id models need neither TensorFlow nor tensorflow-text.
 
@@ -36,8 +36,8 @@ from typing import Iterable, Sequence
 
 from albert_tf import cli, outputs
 from albert_tf.export.metadata import read_metadata  # noqa: F401  (public here too)
-from albert_tf.export.runner import open_runner  # noqa: F401  (public here too)
-from albert_tf.export.tflite_runner import (INPUT_NAMES, TFLiteRunner,  # noqa: F401
+from albert_tf.runtime.runner import open_runner  # noqa: F401  (public here too)
+from albert_tf.runtime.tflite import (INPUT_NAMES, TFLiteRunner,  # noqa: F401
                                             make_interpreter, model_file)
 from albert_tf.task_heads import MAX_ANSWER_LENGTH, best_span  # noqa: F401  (public here too)
 from albert_tf.user_inputs import InputError

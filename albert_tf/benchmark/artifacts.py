@@ -65,8 +65,8 @@ def quantize_tflite_q4(src: str, dst: str) -> str:
     (GATHER) and the attention's activation x activation BATCH_MATMULs stay float.
 
     A file to time, not to ship: the quantizer stores every buffer of 1 KiB or more past the
-    flatbuffer, by offset (0.10), the SDK metadata's too, which `albert_tf.export.
-    tflite_metadata.read` does not follow, and it drops the files our export appends (the
+    flatbuffer, by offset (0.10), the SDK metadata's too, which
+    `albert_tf.export.metadata_schema.read` does not follow, and it drops the files our export appends (the
     tokenizer model and labels: 0.9 MiB of albert_base's float file)."""
     from ai_edge_quantizer import qtyping, quantizer, recipe_manager
     recipes = recipe_manager.RecipeManager()

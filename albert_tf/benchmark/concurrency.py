@@ -29,7 +29,7 @@ wrong sentence or garbage, orders of magnitude above 1e-6; the tolerance only ab
 rounding, and the largest difference seen is printed (it is 0 when runs are bitwise equal).
 The script also prints the per-sentence drift between batch sizes (information only).
 
-TFLite: ONE `albert_tf.export.tflite_runner.TFLiteRunner` object (what
+TFLite: ONE `albert_tf.runtime.tflite.TFLiteRunner` object (what
 `albert_tflite.runner` re-exports) is shared by all threads (it keeps one
 LiteRT interpreter per thread, see its docstring). The resident set size of the process is
 sampled every ``--sample_every`` seconds: reported are RSS before the threads start, after a
@@ -404,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"vs in its batch differs by up to {drift:.3g} (information)"))
             del call
         if paths.get("tflite"):
-            from albert_tf.export.tflite_runner import TFLiteRunner
+            from albert_tf.runtime.tflite import TFLiteRunner
             runner = TFLiteRunner(paths["tflite"], num_threads=args.interpreter_threads)
             results["tflite"] = measure(
                 "Concurrency TFLite runner", tflite_caller(runner), batches, args,

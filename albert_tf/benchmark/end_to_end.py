@@ -6,8 +6,8 @@
 ``EXPORT_DIR`` is a TFLite export of a classifier with one static ``[batch, seq]`` signature
 per sequence-length bucket (``albert-tf-export --format=tflite --seq_lengths=16,32,64,128
 --batch_size=8``). One *pass* is what an application does with the whole dev set, through
-`albert_tf.export.tflite_runner.TFLiteRunner.predict` (its preprocessor,
-`albert_tf.text.preprocessor.Preprocessor`): tokenize every sentence with the Python
+`albert_tf.runtime.tflite.TFLiteRunner.predict` (its preprocessor,
+`albert_tf.runtime.preprocessor.Preprocessor`): tokenize every sentence with the Python
 SentencePiece tokenizer (ALBERT preprocessing included), put it in the smallest bucket that
 holds it (only sentences longer than the largest bucket are truncated), run each bucket in
 batches of the signature's static size (the last partial batch padded), and take the argmax
@@ -20,12 +20,12 @@ Accuracy against the dev labels is reported only for models finetuned on SST-2 (
 another task) it is ``None``: the labels are still produced and timed.
 
 ``EXPORT_DIR`` may also be an OpenVINO export (`albert_tf.export.openvino`, dynamic
-``[batch, seq]``): it runs through `albert_tf.export.openvino_runner.OpenVinoClassifier`, a
+``[batch, seq]``): it runs through `albert_tf.runtime.openvino.OpenVinoClassifier`, a
 runner on the same preprocessor (Python tokenization, bucketing and batching),
 compiled per ``[--batch_size, bucket]`` of ``--buckets`` (the warm-up compiles every shape)
 at ``--precision`` (``f32``, ``bf16``; default OpenVINO's), so its sentences/s compare with
 TFLite's on the same buckets and batch sizes. An ONNX export (`albert_tf.export.onnx`) runs
-the same way through `albert_tf.export.onnx_runner.OnnxClassifier` (one ONNX Runtime
+the same way through `albert_tf.runtime.onnx.OnnxClassifier` (one ONNX Runtime
 session for every shape).
 
 `benchmark_end_to_end` is the `albert-tf-benchmark --sst2_end_to_end` driver: it builds a
@@ -116,9 +116,9 @@ def load_sst2_dev(dev_file: str) -> tuple[list[str], list[str]]:
 
 
 def _runner_class():
-    """`albert_tf.export.tflite_runner.TFLiteRunner` (imported on use; it loads the LiteRT
+    """`albert_tf.runtime.tflite.TFLiteRunner` (imported on use; it loads the LiteRT
     runtime when it makes an interpreter)."""
-    from albert_tf.export.tflite_runner import TFLiteRunner
+    from albert_tf.runtime.tflite import TFLiteRunner
     return TFLiteRunner
 
 
@@ -158,10 +158,10 @@ def check_export(model: str) -> dict[str, Any]:
 
 def open_model(model: str, threads: int = 2, buckets: Sequence[int] | None = None,
                batch_size: int | None = None, precision: str | None = None):
-    """A `albert_tf.export.tflite_runner.TFLiteRunner` for an export that passes
+    """A `albert_tf.runtime.tflite.TFLiteRunner` for an export that passes
     `check_export`; for an OpenVINO export an
-    `albert_tf.export.openvino_runner.OpenVinoClassifier` with ``buckets``, ``batch_size``
-    and ``precision``, for an ONNX export an `albert_tf.export.onnx_runner.OnnxClassifier`
+    `albert_tf.runtime.openvino.OpenVinoClassifier` with ``buckets``, ``batch_size``
+    and ``precision``, for an ONNX export an `albert_tf.runtime.onnx.OnnxClassifier`
     with ``buckets`` and ``batch_size``
     (TFLite exports have their own)."""
     fmt = check_export(model)["format"]
@@ -369,7 +369,7 @@ def benchmark_end_to_end(name: str, model_dir: str, quantizations: Sequence[str]
             echo("    " + rows[-1].describe())
     if servers:
         from albert_tf.benchmark import targets
-        from albert_tf.benchmark.runtimes import OPENVINO_PRECISIONS
+        from albert_tf.runtime.sessions import OPENVINO_PRECISIONS
         # Its own work directory: the per-shape benchmark's exports of ``name`` may be of an
         # encoder without this classifier head.
         server_builder = ArtifactBuilder(

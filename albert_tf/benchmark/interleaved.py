@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import sys
 
-from albert_tf.benchmark.runtimes import RUNNERS, token_inputs
+from albert_tf.runtime.sessions import SESSIONS, token_inputs
 from albert_tf.benchmark.timing import time_call
 
 
@@ -35,7 +35,7 @@ def measure(artifacts: dict[str, tuple[str, str]], batch: int, seq: int, vocab_s
     """``{name: {"median_ms", "low_ms", "high_ms", "rounds_ms": [...]}}`` for
     ``artifacts`` (``{name: (worker runtime, path)}``), timed in this process."""
     inputs = token_inputs(batch, seq, vocab_size)
-    calls = {name: RUNNERS[runtime](path, threads).prepare(inputs)
+    calls = {name: SESSIONS[runtime](path, threads).prepare(inputs)
              for name, (runtime, path) in artifacts.items()}
     names = list(calls)
     per_round: dict[str, list[float]] = {name: [] for name in names}
@@ -83,9 +83,9 @@ def time_interleaved(artifacts: dict[str, tuple[str, str]], batch: int, seq: int
 def _artifact(text: str) -> tuple[str, tuple[str, str]]:
     name, _, rest = text.partition("=")
     runtime, _, path = rest.partition(":")
-    if not (name and runtime in RUNNERS and path):
+    if not (name and runtime in SESSIONS and path):
         raise argparse.ArgumentTypeError(f"expected NAME=RUNTIME:PATH with RUNTIME one of "
-                                         f"{', '.join(sorted(RUNNERS))}, got {text!r}")
+                                         f"{', '.join(sorted(SESSIONS))}, got {text!r}")
     return name, (runtime, path)
 
 

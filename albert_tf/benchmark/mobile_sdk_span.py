@@ -97,9 +97,9 @@ def saved_model_answers(path: str, items: Sequence[Mapping], batch: int = 32) ->
 
 
 def runner_answers(tflite: str, items: Sequence[Mapping]) -> list[dict]:
-    """Our edge runner's (`albert_tf.export.tflite_runner.TFLiteRunner`) answers on the
+    """Our edge runner's (`albert_tf.runtime.tflite.TFLiteRunner`) answers on the
     ``tflite`` file."""
-    from albert_tf.export.tflite_runner import TFLiteRunner
+    from albert_tf.runtime.tflite import TFLiteRunner
     return TFLiteRunner(tflite).predict([it["question"] for it in items],
                                         [it["context"] for it in items])
 

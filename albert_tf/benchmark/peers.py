@@ -98,7 +98,7 @@ def optimize_onnx(path: str, output: str, num_heads: int, hidden_size: int) -> d
     counts (`FUSIONS` always, other fused operators where nonzero).
 
     ``opt_level=0``: only the optimizer's Python fusions; ONNX Runtime applies its own graph
-    optimizations when a session is created (`albert_tf.benchmark.runtimes.OnnxRunner`).
+    optimizations when a session is created (`albert_tf.runtime.sessions.OnnxSession`).
     The fused Attention operator takes one concatenated QKV weight per layer, so an ALBERT
     graph, whose layers share one set of weights, gets a copy of that QKV weight per fused
     layer (the file grows; the other shared weights stay shared).
@@ -159,7 +159,7 @@ def _save_openvino(model, xml: str) -> str:
 
 def export_openvino(onnx_path: str, xml: str) -> str:
     """OpenVINO IR (float32 weights: ``compress_to_fp16=False``) of an ONNX export, with its
-    dynamic ``[batch, seq]`` inputs (`albert_tf.benchmark.runtimes.OpenVinoRunner` reshapes
+    dynamic ``[batch, seq]`` inputs (`albert_tf.runtime.sessions.OpenVinoSession` reshapes
     it to each static shape it times)."""
     import openvino as ov
     os.makedirs(os.path.dirname(os.path.abspath(xml)), exist_ok=True)

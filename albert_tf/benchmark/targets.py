@@ -7,7 +7,7 @@ Each `Target` holds everything that used to be spelled in separate lists: whose 
 is (``ours`` / ``peer``), its arithmetic (the peak it is measured against and the column of
 "ours vs the fastest peer"), how the artifact is built (`Target.build`, on an
 `albert_tf.benchmark.artifacts.ArtifactBuilder`), which worker runner times it
-(`albert_tf.benchmark.runtimes.RUNNERS`), how its file size is counted, the albert-tf extra
+(`albert_tf.runtime.sessions.SESSIONS`), how its file size is counted, the albert-tf extra
 that installs its runtime, whether it calibrates on SST-2 train text, and, for ours, the
 export format and quantization (`albert_tf.export.formats`) it is made with.
 
@@ -21,7 +21,7 @@ Adding a target is one `register` call in this module and a test
 (tests/test_benchmark_targets.py): ``onnx_q4`` below was added that way, its artifact
 builder beside it, and so were ``ort_q4`` and the sparse targets of ``--compressed``
 (`Target.sparse_patterns`). A new runner (a runtime not yet in
-`albert_tf.benchmark.runtimes`) also adds one entry there.
+`albert_tf.runtime.sessions`) also adds one entry there.
 
 Imports no TensorFlow and no runtime: the benchmark's children read it.
 """
@@ -79,7 +79,7 @@ class Target:
       name: the ``--runtimes`` value and the report's runtime column.
       owner: `OURS` (albert-tf's export) or `PEER` (built from the Hugging Face model).
       arithmetic: one of `ARITHMETICS`.
-      worker: the runner that times it (`albert_tf.benchmark.runtimes.RUNNERS`).
+      worker: the runner that times it (`albert_tf.runtime.sessions.SESSIONS`).
       build: ``build(builder, shapes) -> artifact`` (a path, or a template with ``{batch}``
         and ``{seq}``), cached by the builder.
       size: ``size(artifact, batch, seq) -> MiB``.

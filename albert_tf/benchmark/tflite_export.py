@@ -15,7 +15,7 @@ size / median latency). Models with the tokenizer inside are
 fed a sentence of about the bucket's length. ``--json`` writes a list with one row per
 model and signature, which the pipeline (`albert_tf.pipeline.driver`) reads.
 
-The interpreter is `albert_tf.export.tflite_runner.make_interpreter`'s, the same the
+The interpreter is `albert_tf.runtime.tflite.make_interpreter`'s, the same the
 runner uses. ONNX Runtime and OpenVINO, and the peers, are timed by ``albert-tf-benchmark``
 (`albert_tf.benchmark.suite`). The ``albert-tflite-benchmark`` CLI
 (``albert_tflite.benchmark``) is this module's `main`.
@@ -34,7 +34,7 @@ import numpy as np
 from albert_tf import cli, outputs
 from albert_tf.benchmark.timing import time_call
 from albert_tf.export.metadata import read_metadata
-from albert_tf.export.tflite_runner import (invoke_errors, make_interpreter, model_file,
+from albert_tf.runtime.tflite import (invoke_errors, make_interpreter, model_file,
                                             uses_xnnpack)
 
 SAMPLE_WORDS = ("the film is a quietly moving portrait of a family , and its actors make "

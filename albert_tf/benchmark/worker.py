@@ -18,7 +18,7 @@ import resource
 import statistics
 import sys
 
-from albert_tf.benchmark.runtimes import RUNNERS, token_inputs
+from albert_tf.runtime.sessions import SESSIONS, token_inputs
 from albert_tf.benchmark.timing import median_ms, time_call  # noqa: F401  (public here too)
 
 MISSING_PACKAGE_EXIT = 3   # the runtime's package is not installed (JSON on stdout says which)
@@ -73,7 +73,7 @@ def report_missing_package(runtime: str, error: ModuleNotFoundError) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runtime", required=True, choices=sorted(RUNNERS))
+    parser.add_argument("--runtime", required=True, choices=sorted(SESSIONS))
     parser.add_argument("--artifact", required=True)
     parser.add_argument("--shapes", required=True, help="comma list of BATCHxSEQ")
     parser.add_argument("--vocab_size", type=int, required=True)
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        runner = RUNNERS[args.runtime](args.artifact, args.threads)
+        runner = SESSIONS[args.runtime](args.artifact, args.threads)
     except ModuleNotFoundError as e:
         return report_missing_package(args.runtime, e)
     results = []

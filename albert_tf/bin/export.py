@@ -24,8 +24,8 @@ on other text than the task's train split.
 OpenVINO (albert_tf/export/openvino.py) and ONNX (albert_tf/export/onnx.py; classification,
 regression and pretrained/encoder models): dynamic [batch, seq] ids unless --seq_lengths=N
 (one) / --batch_size=B fix them; --quantization=none or int8; no --with_tokenizer (tokenize
-in Python: albert_tf.export.openvino_runner.OpenVinoClassifier,
-albert_tf.export.onnx_runner.OnnxClassifier, or albert-tflite-run --model=server/...).
+in Python: albert_tf.runtime.openvino.OpenVinoClassifier,
+albert_tf.runtime.onnx.OnnxClassifier, or albert-tflite-run --model=server/...).
 
 --sparse_weights (albert_tf/export/sparsity.py) stores a pruned model's zeros for the sparse
 kernels that run them: TFLite none (1x4 blocks) and int8 (1x16 blocks; LiteRT's builtin

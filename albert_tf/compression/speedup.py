@@ -84,7 +84,7 @@ def machine_key(cfg: SpeedupConfig) -> dict:
     input shape, the runtime's version."""
     from albert_tf.benchmark import targets
     from albert_tf.benchmark.cpu import cpu_info
-    from albert_tf.benchmark.runtimes import runtime_package
+    from albert_tf.runtime.sessions import runtime_package
     info = cpu_info(measure_clock=False)
     worker = targets.get(cfg.target).worker
     package = (runtime_package(worker) or (worker,))[0]

@@ -114,7 +114,7 @@ def check_runtime(name: str) -> None:
     """The runtime that times target ``name`` is installed (found, not imported)."""
     import importlib.util
     from albert_tf.benchmark import targets
-    from albert_tf.benchmark.runtimes import runtime_package
+    from albert_tf.runtime.sessions import runtime_package
     target = targets.get(name)
     module = (runtime_package(target.worker) or (None, None))[1]
     if module and importlib.util.find_spec(module) is None:

@@ -18,9 +18,10 @@ refusals, its runner). The per-format functions underneath stay public:
 `albert_tf.export.quantization` holds the quantization recipes (``--quantization``
 choices: `quantization.names()`) and the registration hooks for quantization-aware models.
 
-The runners (raw text in, answers out) are here too: `TFLiteRunner`, `OnnxClassifier`,
-`OpenVinoClassifier` on `albert_tf.export.runner.ExportRunner` and the preprocessor
-`albert_tf.text.preprocessor.Preprocessor`; the ``albert_tflite`` edge tools run them.
+The runners (raw text in, answers out) live in `albert_tf.runtime` (`TFLiteRunner`,
+`OnnxClassifier`, `OpenVinoClassifier` on `albert_tf.runtime.runner.ExportRunner` and the
+preprocessor `albert_tf.runtime.preprocessor.Preprocessor`); their names stay importable from
+here too. The ``albert_tflite`` edge tools and the benchmark run them.
 
 Submodules import TensorFlow; `albert_tf.export.metadata` and the runners do not, nor does
 `albert_tf.export.quantization` until it converts or loads.
@@ -31,16 +32,16 @@ from albert_tf.lazy import lazy_exports
 _EXPORTS = {
     "export": "albert_tf.export.formats",
     "ExportOptions": "albert_tf.export.formats",
-    "open_runner": "albert_tf.export.runner",
+    "open_runner": "albert_tf.runtime.runner",
     "ExportError": "albert_tf.export.common",
     "load_source": "albert_tf.export.common",
     "export_saved_model": "albert_tf.export.saved_model",
     "export_tflite": "albert_tf.export.tflite",
     "export_openvino": "albert_tf.export.openvino",
-    "OpenVinoClassifier": "albert_tf.export.openvino_runner",
+    "OpenVinoClassifier": "albert_tf.runtime.openvino",
     "export_onnx": "albert_tf.export.onnx",
-    "OnnxClassifier": "albert_tf.export.onnx_runner",
-    "TFLiteRunner": "albert_tf.export.tflite_runner",
+    "OnnxClassifier": "albert_tf.runtime.onnx",
+    "TFLiteRunner": "albert_tf.runtime.tflite",
     "QUANTIZATIONS": "albert_tf.export.tflite",
     "Recipe": "albert_tf.export.quantization",
     "register_qat_loader": "albert_tf.export.quantization",

@@ -295,7 +295,7 @@ def _onnx_summary(path: str) -> list[str]:
     fused = ", ".join(f"{op} {ops[op]}" for op in _FUSED_OPS if op in ops)
     return [f"ONNX model written to {path}/{meta['model_file']} ({size / 2**20:.2f} MiB, "
             f"{meta['quantization']}; fused: {fused})", *signature_lines(meta),
-            "  token ids in: tokenize with albert_tf.export.onnx_runner.OnnxClassifier"]
+            "  token ids in: tokenize with albert_tf.runtime.onnx.OnnxClassifier"]
 
 
 def _openvino_summary(path: str) -> list[str]:
@@ -304,7 +304,7 @@ def _openvino_summary(path: str) -> list[str]:
                for k in ("model_file", "weights_file"))
     return [f"OpenVINO IR written to {path}/{meta['model_file']} (+ {meta['weights_file']}: "
             f"{size / 2**20:.2f} MiB, {meta['quantization']})", *signature_lines(meta),
-            "  token ids in: tokenize with albert_tf.export.openvino_runner.OpenVinoClassifier",
+            "  token ids in: tokenize with albert_tf.runtime.openvino.OpenVinoClassifier",
             *_sparse_lines(meta)]
 
 
@@ -345,7 +345,7 @@ register(ExportFormat(
     options=(*CALIBRATION, "head", "with_tokenizer", "qat_model_dir", "strict_int8",
              "int8_float_ops", "sdk_metadata", "converter", "sparse_weights"),
     seq_lengths="many", refusals={}, summary=_tflite_summary,
-    metadata_format=meta_lib.FORMAT, runner="albert_tf.export.tflite_runner:TFLiteRunner",
+    metadata_format=meta_lib.FORMAT, runner="albert_tf.runtime.tflite:TFLiteRunner",
     model_files=(".tflite",)))
 register(ExportFormat(
     name="openvino", title="An OpenVINO IR",
@@ -354,14 +354,14 @@ register(ExportFormat(
     options=(*CALIBRATION, "head", "sparse_weights"), seq_lengths="one",
     refusals={"with_tokenizer": (
         "--with_tokenizer: OpenVINO exports take token ids; tokenize with albert_tf (Python: "
-        "albert_tf.export.openvino_runner.OpenVinoClassifier) - openvino-tokenizers' "
+        "albert_tf.runtime.openvino.OpenVinoClassifier) - openvino-tokenizers' "
         "SentencePiece conversion differs from the sentencepiece library around user-defined "
         "symbols (243 of 875 texts: SST-2 dev and 3 probes got other ids), and our tf-text "
         "tokenizer graphs do not convert (no OpenVINO conversion for "
         "FastSentencepieceTokenize, SentencepieceTokenizeOp, UnicodeDecode/Encode, "
         "RaggedGather, DenseBincount).")},
     summary=_openvino_summary, metadata_format=meta_lib.OPENVINO_FORMAT,
-    runner="albert_tf.export.openvino_runner:OpenVinoClassifier", model_files=(".xml", ".bin"),
+    runner="albert_tf.runtime.openvino:OpenVinoClassifier", model_files=(".xml", ".bin"),
     runtime=("openvino", "openvino")))
 register(ExportFormat(
     name="onnx", title="An ONNX export", exporter="albert_tf.export.onnx:export_onnx",
@@ -370,5 +370,5 @@ register(ExportFormat(
     options=(), seq_lengths="one",
     refusals={"with_tokenizer": _IDS_ONLY.format("ONNX", "onnx_runner.OnnxClassifier")},
     summary=_onnx_summary, metadata_format=meta_lib.ONNX_FORMAT,
-    runner="albert_tf.export.onnx_runner:OnnxClassifier", model_files=(".onnx",),
+    runner="albert_tf.runtime.onnx:OnnxClassifier", model_files=(".onnx",),
     runtime=("onnxruntime", "onnx")))

@@ -353,9 +353,9 @@ def _embedded(content: bytes) -> dict[str, Any] | None:
     writer's)."""
     import re
 
-    from albert_tf.export import tflite_metadata
+    from albert_tf.export import metadata_schema
     try:
-        meta = tflite_metadata.read(content)
+        meta = metadata_schema.read(content)
     except Exception:  # noqa: BLE001  (no metadata, or a writer of its own)
         return None
     if not meta or meta.get("author") != "albert-tf":
@@ -367,7 +367,7 @@ def _embedded(content: bytes) -> dict[str, Any] | None:
     made = re.search(r"\(quantization: ([^)]+)\)", str(meta.get("description", "")))
     if made:
         found["quantization"] = made.group(1)
-    labels = tflite_metadata.packed_files(content).get(LABELS_FILE)
+    labels = metadata_schema.packed_files(content).get(LABELS_FILE)
     if labels is not None:
         found["labels"] = labels.decode("utf-8", "replace").splitlines()
     return found

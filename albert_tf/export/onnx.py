@@ -32,7 +32,7 @@ Heads: ``pretraining`` model directories (and encoders) give ``sequence_output``
 ``value``. Other heads are refused with the formats that export them. Inputs: int32
 ``input_word_ids``, ``input_mask``, ``input_type_ids`` ``[batch, seq]`` (dynamic, or static
 with ``seq_length`` / ``batch_size``). No tokenizer inside: raw text goes through our Python
-tokenizer (`albert_tf.export.onnx_runner.OnnxClassifier`), as for OpenVINO.
+tokenizer (`albert_tf.runtime.onnx.OnnxClassifier`), as for OpenVINO.
 
 The export directory (written to a temporary sibling and moved into place): ``model.onnx``,
 ``metadata.json`` (format ``albert-tf-onnx``), the vocabulary and ``labels.txt`` for heads

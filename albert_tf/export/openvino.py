@@ -8,7 +8,7 @@ converts (`albert_tf.export.signatures.concrete_functions`: int32 ``input_word_i
 ``input_mask``, ``input_type_ids`` in, the head's outputs out, e.g. ``probabilities`` and
 ``label_id`` for classifiers), with ``[None, None]`` input shapes unless ``seq_length`` /
 ``batch_size`` fix them. OpenVINO compiles a model per static shape at load
-(`albert_tf.export.openvino_runner.OpenVinoClassifier` does so per ``[batch, bucket]``).
+(`albert_tf.runtime.openvino.OpenVinoClassifier` does so per ``[batch, bucket]``).
 Weights are saved as float32 (``compress_to_fp16=False``).
 
 Why our graph and not the Hugging Face ONNX route: ALBERT's one shared layer stays stored
@@ -93,9 +93,9 @@ def calibration_samples(source, texts: Sequence[tuple[str, str | None]],
     """NNCF calibration inputs (dicts of int32 ``[batch, seq]`` arrays keyed by our input
     names) of (text_a, text_b) pairs, packed as the runner packs them: to ``seq_length``
     when static, else each to the smallest default bucket that holds it
-    (`albert_tf.export.openvino_runner.default_buckets`), ``batch_size`` (default 1) rows
+    (`albert_tf.runtime.openvino.default_buckets`), ``batch_size`` (default 1) rows
     a sample. Packing is `albert_tf.export.quantization.representative_dataset`'s."""
-    from albert_tf.export.openvino_runner import default_buckets
+    from albert_tf.runtime.openvino import default_buckets
     from albert_tf.export.quantization import representative_dataset
     from albert_tf.export.signatures import signature_key
     from albert_tf.text.vocabulary import load_tokenizer

@@ -60,7 +60,7 @@ KIND = outputs.export_kind("saved_model")   # what its output marker records
 
 
 # An empty or whitespace-only string (RE2): `str.isspace`'s characters, Unicode's Z* and the
-# controls \t-\r, \x1c-\x1f, \x85, as `albert_tf.export.runner.is_blank` (tested to agree).
+# controls \t-\r, \x1c-\x1f, \x85, as `albert_tf.runtime.runner.is_blank` (tested to agree).
 BLANK_TEXT = r"[\pZ\t-\r\x{1c}-\x{1f}\x{85}]*"
 
 

@@ -5,7 +5,7 @@ TFLite Task Library (``BertNLClassifier``, ``BertQuestionAnswerer``) and MediaPi
 tokenization: they read the tokenizer, the tensor roles (``ids``, ``mask``,
 ``segment_ids``), the label file and the score tensor from the TFLite metadata schema
 embedded in the model file. This module writes that metadata as tflite-support's metadata
-writers did (`albert_tf.export.tflite_metadata`: the schema written with the flatbuffers
+writers did (`albert_tf.export.metadata_schema`: the schema written with the flatbuffers
 runtime; ``tests/test_sdk_metadata_writer.py`` holds it to tflite-support's writers):
 
 ==================  ===================================  ====================================
@@ -45,7 +45,7 @@ The embedded vocabulary (`sdk_vocabulary`) is the model directory's, of either k
   without it (a cased one: the SDKs lower-case ASCII); ``metadata.json`` records the class.
 
 A plain ``pip install albert-tf`` writes it: no SDK package is needed for the export (why
-none is used: `albert_tf.export.tflite_metadata`).
+none is used: `albert_tf.export.metadata_schema`).
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ class _SdkTokenizer:
     same_ids: str                         # on what text the SDKs' ids are ours
 
     def process_unit(self) -> dict:
-        """Its input process unit (a `tflite_metadata` ``ProcessUnit`` dict)."""
+        """Its input process unit (a `metadata_schema` ``ProcessUnit`` dict)."""
         return {"options_type": self.options_type, "options": {
             self.file_field: [{"name": self.file_name, **self.file_metadata}]}}
 
@@ -324,7 +324,7 @@ def embed(model: bytes, head, vocab: bytes, labels: Sequence[str] | None,
           task: str, quantization: str) -> bytes:
     """``model`` with the SDK metadata of ``head`` (an SDK-shaped export) populated;
     ``vocab``: the vocabulary file of `sdk_vocabulary` (either kind)."""
-    from albert_tf.export import tflite_metadata
+    from albert_tf.export import metadata_schema
     inputs, outputs, output_type = _signature_tensors(model)
     if sorted(outputs) != sorted(head.sdk_outputs):
         raise ExportError(f"SDK metadata: outputs {outputs} are not the {head.name} SDK "
@@ -350,7 +350,7 @@ def embed(model: bytes, head, vocab: bytes, labels: Sequence[str] | None,
                                                          for name in inputs],
                                "output_tensor_metadata": output_md,
                                "input_process_units": [kind.process_unit()]}]}
-    return tflite_metadata.populate(model, metadata, files)
+    return metadata_schema.populate(model, metadata, files)
 
 
 def _label_scores(description: str, output_type: int) -> dict:
@@ -364,18 +364,18 @@ def _label_scores(description: str, output_type: int) -> dict:
 
 
 def read_embedded(model: bytes | str) -> dict | None:
-    """The metadata embedded in ``model`` (bytes or a path): a `tflite_metadata`
+    """The metadata embedded in ``model`` (bytes or a path): a `metadata_schema`
     ``ModelMetadata`` dict (the schema's JSON, as tflite-support's ``MetadataDisplayer``
     prints it) with ``associated_files``, the sorted names of the packed files; None if it
     has none. For reports and tests."""
-    from albert_tf.export import tflite_metadata
+    from albert_tf.export import metadata_schema
     if isinstance(model, str):
         with open(model, "rb") as f:
             model = f.read()
-    meta = tflite_metadata.read(model)
+    meta = metadata_schema.read(model)
     if meta is None:
         return None
-    return dict(meta, associated_files=sorted(tflite_metadata.packed_files(model)))
+    return dict(meta, associated_files=sorted(metadata_schema.packed_files(model)))
 
 
 # --------------------------------------------------------------- BertQuestionAnswerer's answers

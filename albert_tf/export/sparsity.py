@@ -21,7 +21,7 @@ converter's sparsify pass (`sparsify_bytes`: ``Optimize.EXPERIMENTAL_SPARSITY``)
 LiteRT's default CPU delegate, computes dense. OpenVINO's CPU plugin keeps int8 MatMul weights
 with more zeros than ``CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE`` sparse and decompresses them on
 the fly (unstructured; on CPUs with AMX): a compile option, recorded in the export's
-``metadata.json`` and applied by `albert_tf.export.openvino_runner.OpenVinoClassifier`. ONNX
+``metadata.json`` and applied by `albert_tf.runtime.openvino.OpenVinoClassifier`. ONNX
 Runtime and TensorFlow multiply the zeros.
 
 `problem` refuses a (format, quantization, pattern) no runtime runs, in one line naming the

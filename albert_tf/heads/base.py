@@ -25,7 +25,7 @@ One `TaskHead` subclass per head owns:
 ``hf_task`` /            the Hugging Face class (``AlbertFor...``/``BertFor...``) that computes
 ``hf_dense`` /           the head exactly, our Dense layer that is its Linear, that Linear's
 ``hf_linear``            name, and its ``problem_type`` (`albert_tf.interop.hf_tasks`)
-``runner_rows`` /        the export runners (`albert_tf.export.runner`): which packed rows one
+``runner_rows`` /        the export runners (`albert_tf.runtime.runner`): which packed rows one
 ``decode``               example becomes, and how their outputs become the answer
 =======================  ==============================================================
 """

@@ -264,7 +264,7 @@ def export_stages(config: PipelineConfig, paths: Paths, candidate: str, model_di
                     "export_dir": out, "quantization": q, "sparse_weights": p},
                 needs=(needs,)),
             Stage(f"score_{name}", python_module(
-                "albert_tf.export.evaluate", f"--model={out}", f"--task={config.finetune.task}",
+                "albert_tf.runtime.evaluate", f"--model={out}", f"--task={config.finetune.task}",
                 f"--data_dir={config.data_dir}", f"--threads={export.threads}",
                 f"--json={scores}", "--overwrite"),
                 collect=lambda p=scores: _read_json(p)[0], needs=(f"export_{name}",)),
@@ -456,7 +456,7 @@ def final_test_stage(config: PipelineConfig, paths: Paths, runner: StageRunner) 
                                  "dev_accuracy": chosen.accuracy,
                                  "latency_ms": chosen.latency_ms, "size_mib": chosen.size_mib,
                                  "rule": rule})
-        return python_module("albert_tf.export.evaluate", f"--model={export_dir}",
+        return python_module("albert_tf.runtime.evaluate", f"--model={export_dir}",
                              f"--task={config.finetune.task}", f"--data_dir={config.data_dir}",
                              f"--threads={config.export.threads}", "--split=test",
                              f"--json={scores}", "--overwrite")

@@ -49,7 +49,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     from albert_tf.benchmark.end_to_end import load_sst2_dev, sst2_dev_file
     from albert_tf.export.onnx import export_onnx
-    from albert_tf.export.onnx_runner import OnnxClassifier
+    from albert_tf.runtime.onnx import OnnxClassifier
     sentences, gold = load_sst2_dev(sst2_dev_file(args.data_dir))
     gold = [int(g) for g in gold]
     reference = keras_labels(args.model_dir, sentences)
@@ -62,7 +62,7 @@ def main(argv=None) -> None:
                                 [os.path.join(out, "model.onnx")])
     if args.openvino:
         from albert_tf.export.openvino import export_openvino
-        from albert_tf.export.openvino_runner import OpenVinoClassifier
+        from albert_tf.runtime.openvino import OpenVinoClassifier
         for q in ("none", "int8"):
             out = os.path.join(args.work_dir, f"openvino_{q}")
             export_openvino(args.model_dir, out, q, overwrite=True, data_dir=args.data_dir)

@@ -7,7 +7,7 @@ magnitude to each sparsity (`albert_tf.benchmark.compressed.pruned_model_dir`, u
 per tensor, every rank-2 kernel outside the embeddings; ALBERT's shared block is pruned once
 and used at every depth), exports each with our OpenVINO export (``ArtifactBuilder.ir``:
 ``--format=openvino --quantization=int8``, NNCF calibrated on SST-2 train text), and times
-every IR compiled with and without the rate (`albert_tf.benchmark.runtimes.OpenVinoRunner`,
+every IR compiled with and without the rate (`albert_tf.runtime.sessions.OpenVinoSession`,
 reshaped to ``[1, seq]``), in interleaved rounds in this one process (median of rounds of
 medians). Prints one row per model and sparsity: ms without the rate, ms with it, and the
 speed-up over the dense int8 IR. ``albert-tf-benchmark --compressed`` times the same IRs
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
 
     from albert_tf import resources
     from albert_tf.benchmark.cpu import cpu_info
-    from albert_tf.benchmark.runtimes import SPARSE_WEIGHTS_RATE, OpenVinoRunner, token_inputs
+    from albert_tf.runtime.sessions import SPARSE_WEIGHTS_RATE, OpenVinoSession, token_inputs
     from albert_tf.benchmark.timing import median_ms
     from albert_tf.config import load_config
     args.data_dir = resources.data_dir(args.data_dir)
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|")
     for name in args.models.split(","):
         inputs = token_inputs(1, args.seq, load_config(name).vocab_size)
-        runs = {(s, rate): OpenVinoRunner(int8_ir(name, s, args.work_dir, args.data_dir),
+        runs = {(s, rate): OpenVinoSession(int8_ir(name, s, args.work_dir, args.data_dir),
                                           args.threads, None, rate).prepare(inputs)
                 for s in sparsities for rate in (None, SPARSE_WEIGHTS_RATE)}
         rounds = {key: [] for key in runs}
