@@ -127,11 +127,11 @@ bazel: $(STAMP)
 	$(BAZEL) test $(BAZEL_TEST_ARGS) $(BAZEL_TARGETS)
 	$(BAZEL) shutdown
 
-# The measured figures of docs/ by name (benchmarks/figures.py): `make figures` lists them
+# The measured figures of docs/ by name (studies/figures.py): `make figures` lists them
 # (NAME, rough minutes on 2 cores, the docs table each regenerates); `make figures NAME=x
 # [ARGS="--flag=value ..."]` runs one (FIGURE=x works too; NAME only from the command line,
 # not from an environment that happens to set it).
 FIGURE_NAME = $(if $(filter command line,$(origin NAME)),$(NAME),$(FIGURE))
 ARGS ?=
 figures: $(STAMP)
-	$(PY) benchmarks/figures.py $(if $(FIGURE_NAME),$(FIGURE_NAME) $(ARGS),--list)
+	$(PY) studies/figures.py $(if $(FIGURE_NAME),$(FIGURE_NAME) $(ARGS),--list)

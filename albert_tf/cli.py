@@ -441,7 +441,7 @@ def guarded(main):
 
 def script_main(main) -> None:
     """Runs a script's ``main`` as `guarded` runs a tool's, then exits (the
-    ``if __name__ == "__main__":`` line of the scripts of benchmarks/): ``main(argv)``
+    ``if __name__ == "__main__":`` line of the scripts of studies/): ``main(argv)``
     with the command line's arguments (``main()`` when it takes none; then ``--help``
     prints the script's docstring and any other argument is a one-line error, exit 2). The
     exit status is ``main``'s int result, else 0."""

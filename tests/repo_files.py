@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def load_script(relative_path: str, name: str | None = None) -> ModuleType:
     """The script at ``ROOT/relative_path`` (``examples/...``) as a module, without
-    installing or importing it as a package. Never a ``benchmarks/`` script: those drive
+    installing or importing it as a package. Never a ``studies/`` script: those drive
     package code, which the tests import."""
     name = name or os.path.splitext(os.path.basename(relative_path))[0]
     spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relative_path))

@@ -1,6 +1,6 @@
 """Figures by command (issue #31): every table in docs/ names the command that regenerates it.
 
-* every figure of ``benchmarks/figures.py`` names a docs file that exists and a heading in it;
+* every figure of ``studies/figures.py`` names a docs file that exists and a heading in it;
 * every markdown table in ``docs/*.md`` (a run of lines starting with ``|`` outside code
   fences) has, between the heading above it and its first line (code blocks included), a line
   that names where it comes from: ``make figures NAME=...``, another make target in backticks,
@@ -11,7 +11,7 @@
   error with exit status 2.
 
 The registry is read from ``figures.py --list --json`` in a child process: no test imports a
-script of benchmarks/.
+script of studies/.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import types
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIGURES_PY = os.path.join(ROOT, "benchmarks", "figures.py")
+FIGURES_PY = os.path.join(ROOT, "studies", "figures.py")
 DOCS = os.path.join(ROOT, "docs")
 
 # What counts as naming a table's command or source (see the module docstring).
@@ -43,7 +43,7 @@ class Figure(types.SimpleNamespace):
 
 @functools.lru_cache(maxsize=1)
 def registered_figures() -> dict[str, Figure]:
-    """The figures of benchmarks/figures.py by name, from ``--list --json``."""
+    """The figures of studies/figures.py by name, from ``--list --json``."""
     done = _figures("--list", "--json")
     assert done.returncode == 0, done.stderr
     return {entry["name"]: Figure(**entry) for entry in json.loads(done.stdout)}
@@ -153,7 +153,7 @@ def test_list_prints_every_figure_without_tensorflow():
 
 def test_every_script_figure_names_an_existing_script():
     for figure in registered_figures().values():
-        if figure.command.startswith("python benchmarks/"):
+        if figure.command.startswith("python studies/"):
             path = figure.command.split()[1]
             assert os.path.isfile(os.path.join(ROOT, path)), f"{figure.name}: no {path}"
 
@@ -211,4 +211,4 @@ def test_make_figures_target():
         makefile = f.read()
     assert re.search(r"^figures:", makefile, re.M)
     assert re.search(r"^\.PHONY:.*\bfigures\b", makefile, re.M)
-    assert "benchmarks/figures.py" in makefile
+    assert "studies/figures.py" in makefile

@@ -2,7 +2,7 @@
 
 `time_call` is what the benchmark worker (`albert_tf.benchmark.worker`), the interleaved
 rounds (`albert_tf.benchmark.interleaved`), ``albert-tflite-benchmark`` and the scripts of
-``benchmarks/`` time with; `median_ms` is its one-line form. Imports nothing heavy.
+``studies/`` time with; `median_ms` is its one-line form. Imports nothing heavy.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ with depth. With ``per_depth`` (default) the graph is rebuilt with one
 the L wrappers wrap the same layer (one weight set, identical weight quantizers) and
 each owns the activation ranges of its depth -- the ranges live outside the shared
 layer. The TFLite graph is unrolled over depth anyway, so per-depth ranges cost
-nothing at inference. ``benchmarks/compression/qat.py`` measures both.
+nothing at inference. ``studies/compression/qat.py`` measures both.
 
 Ranges are EMAs (decay ``ema_decay``) of the batch min/max, set from the first
 batch instead of TF-MOT's fixed [-6, 6] start, so short QAT runs are calibrated.

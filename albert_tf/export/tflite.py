@@ -74,7 +74,7 @@ KIND = outputs.export_kind("tflite")   # what its output marker records
 # scales/zero points calibration gives them (BATCH_MATMUL with an asymmetric second
 # operand, the LayerNorm epsilon ADD and SUB): in a pure int8 model they fall back to the
 # slow builtin int8 kernels and cut the graph into ~100 delegate partitions, which made full
-# int8 slower than float. See benchmarks/export/README.md for the op-by-op measurements.
+# int8 slower than float. See studies/export/README.md for the op-by-op measurements.
 XNNPACK_FLOAT_OPS = ("ADD", "SUB", "MUL", "MEAN", "SQUARED_DIFFERENCE", "RSQRT", "SOFTMAX",
                      "GELU", "BATCH_MATMUL", "TANH", "ARG_MAX")
 INT8_FLOAT_OPS_PRESETS = {"none": (), "xnnpack": XNNPACK_FLOAT_OPS}
