@@ -19,12 +19,17 @@ import subprocess
 
 import numpy as np
 
+from albert_tf.benchmark import targets as _targets
+
 SPARSITIES = (0.8, 0.9, 0.95)
 MODELS = ("albert_base", "bert_base")
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deepsparse_worker.py")
 VENV = ".venv-deepsparse"        # the default venv directory (the script passes its own path)
 PYTHON_ENV = "ALBERT_TF_DEEPSPARSE_PYTHON"   # an explicit DeepSparse interpreter
-OURS = ("tflite_int8", "tflite_dynamic")     # our dense int8: the baseline candidates
+# Our dense int8 TFLite targets (`albert_tf.benchmark.targets`): the baseline candidates.
+OURS = tuple(t.name for t in _targets.every_target()
+             if not t.peer and t.worker == "tflite" and t.arithmetic == "int8"
+             and not t.sparse_patterns)
 DS_FP32, DS_INT8 = "deepsparse fp32", "deepsparse int8 qdq"
 ORT_FP32, ORT_INT8 = "onnxruntime fp32", "onnxruntime int8 qdq"
 FP32_TOLERANCE = 2e-3           # max |DeepSparse - ONNX Runtime| on fp32 outputs
