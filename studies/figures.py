@@ -161,18 +161,18 @@ for _name, _target, _minutes, _path in (
                                            "(measured, same machine)"), 15,
          "structured_speedup/importance.py"),
         ("deepsparse-anchor", ("docs/results/sparse-kernels.md", "DeepSparse 1.8: the sparse-CPU anchor "
-                               "(issue #28, measured)"), 60, "deepsparse_anchor.py"),
+                               "(issue #28, measured)"), 60, "deepsparse_anchor/run.py"),
         ("sparsity-albert-vs-bert", ("docs/results/sparsity-albert-vs-bert.md", "Accuracy vs sparsity: ALBERT vs "
                                      "BERT (issue #28, measured)"), 23,
-         "sparsity_albert_vs_bert.py"),
+         "sparsity_albert_vs_bert/run.py"),
         # Export (issue 7): the steps of export-must-show, and the op-by-op int8 study.
         ("export-sst2-must-show", EXPORT_DOC, 20, "export/sst2_must_show.py"),
         ("export-int8-ops", EXPORT_INT8, 5, "export/int8_ops.py"),
         ("server-exports-sst2", ("docs/export.md", "ONNX for ONNX Runtime on x86 servers"), 10,
          "export/server_exports_sst2.py"),
-        ("mobile-sdks", MOBILE_SDKS, 15, "mobile_sdks.py"),
-        ("mobile-sdk-span", MOBILE_SDKS, 20, "mobile_sdk_span.py"),
-        ("mobile-sdk-embedding", MOBILE_SDKS, 10, "mobile_sdk_embedding.py"),
+        ("mobile-sdks", MOBILE_SDKS, 15, "mobile_sdks/classification.py"),
+        ("mobile-sdk-span", MOBILE_SDKS, 20, "mobile_sdks/span.py"),
+        ("mobile-sdk-embedding", MOBILE_SDKS, 10, "mobile_sdks/embedding.py"),
         # The rest.
         ("albert-base-time-budget", ("docs/cpu-benchmark.md", "Why 28 ms and 150 sentences/s "
                                      "are out of reach: the matrix work alone takes 27.3 ms"),
@@ -182,15 +182,15 @@ for _name, _target, _minutes, _path in (
         ("pretraining-data-beam", ("docs/results/pretraining-data-beam-machine-d.md", "The Beam runner vs the local runner, measured on an Intel Xeon (machine D class)"), 5,
          "pretraining_data/beam.py"),
         ("concurrency", ("docs/results/robustness-threads-machine-a.md", "Threads (measured)"), 3,
-         "concurrency.py"),
-        ("pretrain-throughput", TRAINING, 5, "pretrain_throughput.py"),
-        ("pretraining-probes", TRAINING, 10, "pretraining_probes.py"),
+         "concurrency/run.py"),
+        ("pretrain-throughput", TRAINING, 5, "pretraining/throughput.py"),
+        ("pretraining-probes", TRAINING, 10, "pretraining/probes.py"),
         # Scale (issue #30): input paths vs the training step; static vs dynamic masking.
-        ("input-throughput", SCALE_THROUGHPUT, 8, "input_throughput.py"),
-        ("pretraining-static-vs-dynamic", SCALE_CURVES, 12, "pretraining_static_vs_dynamic.py"),
+        ("input-throughput", SCALE_THROUGHPUT, 8, "pretraining/input_throughput.py"),
+        ("pretraining-static-vs-dynamic", SCALE_CURVES, 12, "pretraining/static_vs_dynamic.py"),
         ("bert-wordpiece-end-to-end",
          ("docs/experiment.md", "`run_albert_vs_bert`: ALBERT and BERT as trained models"), 20,
-         "bert_wordpiece_end_to_end.py")):
+         "bert_wordpiece_end_to_end/run.py")):
     script(_name, *_target, _minutes, _path)
 
 

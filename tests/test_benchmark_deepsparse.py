@@ -1,5 +1,5 @@
 """``make figures NAME=deepsparse-anchor`` (`albert_tf.benchmark.deepsparse`, driven by
-studies/deepsparse_anchor.py): its table and argument errors, and, where
+studies/deepsparse_anchor/run.py): its table and argument errors, and, where
 ``.venv-deepsparse`` exists (the figure makes it; CI does not), DeepSparse's outputs against
 ONNX Runtime's on a tiny ALBERT's standard-op ONNX."""
 

@@ -1,7 +1,7 @@
 """Issue #17: the ``--head=embedding`` export runs as it is in MediaPipe ``TextEmbedder``
 (through `tests/mobile_sdks.py`) and embeds as our runner does, on real SST-2 dev sentences
 and on upper-cased, accented and curly-quoted copies; an unknown export head is a one-line
-error. The similarity figures on a real model: ``studies/mobile_sdk_embedding.py``."""
+error. The similarity figures on a real model: ``studies/mobile_sdks/embedding.py``."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ gives our SavedModel's answer on every question tried.
 
 The model is finetuned here for 200 steps (CPU seconds; `albert_tf.benchmark.mobile_sdk_span`,
 the training stack) on SQuAD-format cloze questions built from the unlabeled IMDB corpus
-(`albert_tf.data.examples.cloze_squad`; the figure: `studies/mobile_sdk_span.py`); the
+(`albert_tf.data.examples.cloze_squad`; the figure: `studies/mobile_sdks/span.py`); the
 held-out questions come from other documents, a third upper-cased and a third with curly
 quotes, accents and a tab.
 The SDK answers whole words of the original context (split on ``' '``), our SavedModel the

@@ -1,5 +1,5 @@
 """Issue #28: the accuracy-vs-sparsity figure (`albert_tf.pipeline.sparsity_report`, driven by
-`studies/sparsity_albert_vs_bert.py`) reads a run of run_sparsity_albert_vs_bert from its
+`studies/sparsity_albert_vs_bert/run.py`) reads a run of run_sparsity_albert_vs_bert from its
 recorded stages: here a fake run directory with the files the pipeline's stages write (no
 TensorFlow, no training)."""
 

@@ -132,8 +132,9 @@ def test_mixed_precision_training_steps(tmp_path, policy):
 
 
 def test_time_pretraining_steps_times_the_training_step(tmp_path):
-    """`time_pretraining_steps` (what studies/pretrain_throughput.py and
-    input_throughput.py time): the trainer's step on an in-memory `synthetic_batch`."""
+    """`time_pretraining_steps` (what studies/pretraining/throughput.py and
+    studies/pretraining/input_throughput.py time): the trainer's step on an in-memory
+    `synthetic_batch`."""
     from albert_tf.data.pretraining import synthetic_batch
     from albert_tf.training.trainer import pretraining_step_config, time_pretraining_steps
     batch = synthetic_batch(albert_tf.load_config("albert_tiny"), 2, 16, 3)

@@ -5,7 +5,7 @@ memory stays flat.
     python -m albert_tf.benchmark.concurrency --saved_model=serving/sst2/1 \\
         --tflite=edge/sst2_int8 --threads=8 --seconds=60 [--json=out.json]
 
-(``make figures NAME=concurrency`` and ``python studies/concurrency.py`` run the same
+(``make figures NAME=concurrency`` and ``python studies/concurrency/run.py`` run the same
 `main`.) With neither ``--saved_model`` nor ``--tflite`` it builds a random-weight classifier
 of ``--config`` (SST-2 labels, the shipped 8k vocabulary `resources.DEFAULT_VOCAB`) and
 exports it with the package's own exporters (`albert_tf.export.saved_model.export_saved_model`,

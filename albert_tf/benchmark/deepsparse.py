@@ -3,9 +3,9 @@ its arguments, its table, its output checks and the client of its worker.
 
 DeepSparse (Neural Magic's sparse CPU runtime; end of life, its last wheel 1.8.0, Python < 3.12)
 is not a dependency of albert_tf: it runs in its own venv (``.venv-deepsparse``, made by
-``studies/deepsparse_anchor.py`` from ``studies/deepsparse-requirements.txt``), through
-`WORKER` (``albert_tf/benchmark/deepsparse_worker.py``, run by path with that venv's Python,
-one JSON line each way: `DeepSparseWorker`). This module imports no TensorFlow; the script
+``studies/deepsparse_anchor/run.py`` from ``studies/deepsparse_anchor/requirements.txt``),
+through `WORKER` (``albert_tf/benchmark/deepsparse_worker.py``, run by path with that venv's
+Python, one JSON line each way: `DeepSparseWorker`). This module imports no TensorFlow; the script
 builds the artifacts, times them and prints `check_rows` and `markdown_table`.
 """
 

@@ -1,7 +1,7 @@
 """The mobile-SDK span study's model and answers (issue #17): a small span model trained on
 the cloze SQuAD set (`albert_tf.data.examples.cloze_squad`) through the training stack
 (`train_span_model`: ``albert-tf-finetune --task=squad`` in-process), our SavedModel's and
-our edge runner's answers, and SQuAD scores. ``studies/mobile_sdk_span.py`` (``make figures
+our edge runner's answers, and SQuAD scores. ``studies/mobile_sdks/span.py`` (``make figures
 NAME=mobile-sdk-span``) and ``tests/test_mobile_sdk_span.py`` put them side by side with
 TFLite Task Library's ``BertQuestionAnswerer`` (`albert_tf.export.sdk_metadata.compare_spans`);
 the SDK itself runs in its own environment, outside this package.

@@ -27,7 +27,7 @@ questions (`squad_json`) built from the unlabeled IMDB corpus (``corpus/imdb-uns
 a name or a number of 2-3 consecutive sentences replaced by "what", the sentences the
 context (`cloze_items`); the held-out questions come from other documents and are sent as an
 app may send them (`app_variants`). The mobile-SDK span study trains and compares on these
-(``studies/mobile_sdk_span.py``, ``tests/test_mobile_sdk_span.py``).
+(``studies/mobile_sdks/span.py``, ``tests/test_mobile_sdk_span.py``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ a control row per model, "0% + same steps" (``<output_dir>/control/<model>+prune
 pruned model's drop is read against. `table` is the markdown table, `plot` the figure (TFLite
 dev accuracy vs target sparsity, one line per model; the controls as crosses).
 
-``make figures NAME=sparsity-albert-vs-bert`` (``studies/sparsity_albert_vs_bert.py``)
+``make figures NAME=sparsity-albert-vs-bert`` (``studies/sparsity_albert_vs_bert/run.py``)
 runs or resumes the experiment and the controls, then this report. No TensorFlow here.
 """
 

@@ -29,7 +29,7 @@ import subprocess
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 PLOT = os.path.join(ROOT, "docs", "pretraining_static_vs_dynamic_mlm.png")
 MODEL = "albert_mini"
 RUNS = ("static", "dynamic")

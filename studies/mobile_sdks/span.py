@@ -2,7 +2,7 @@
 
     .venv/bin/python studies/figures.py mobile-sdk-span [--model_dir=runs/.../final] \\
         [--data_dir=DIR] [--steps=1000] [--examples=200] [--json=figures.json]
-    python studies/mobile_sdk_span.py --help      # the same flags, run directly
+    python studies/mobile_sdks/span.py --help      # the same flags, run directly
 
 Without ``--model_dir``, finetunes an albert_tiny-sized span model (position embeddings
 widened to 384, the one length the SDK feeds) for ``--steps`` steps on a SQuAD-format set
@@ -53,7 +53,7 @@ from albert_tf.data.examples import cloze_squad
 from albert_tf.export.sdk_metadata import compare_spans
 from albert_tf.heads.span import SDK_SPAN_SEQ_LENGTH
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def sdk_answers(python: str, tflite: str, items: list) -> list[dict]:
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data_dir = resources.data_dir(args.data_dir)
     except resources.DataDirError as error:     # one line, before anything runs
-        sys.exit(f"mobile_sdk_span.py: error: {error}")
+        sys.exit(f"studies/mobile_sdks/span.py: error: {error}")
     train, held_out = cloze_squad(data_dir, args.train_examples, args.examples)
     figures: dict = {"train_examples": len(train), "examples": len(held_out)}
     with tempfile.TemporaryDirectory() as tmp:

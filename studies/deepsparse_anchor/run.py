@@ -2,7 +2,7 @@
 
 DeepSparse (Neural Magic's sparse CPU runtime; end of life, its last wheel 1.8.0, Python < 3.12)
 is not a dependency of albert_tf: it runs in its own venv, ``.venv-deepsparse`` (made here when
-missing, from ``studies/deepsparse-requirements.txt``: it needs onnx<1.15, which
+missing, from ``studies/deepsparse_anchor/requirements.txt``: it needs onnx<1.15, which
 constraints.txt cannot share), through ``albert_tf/benchmark/deepsparse_worker.py`` in a
 subprocess. The arguments, the table, the checks and the worker's client are
 `albert_tf.benchmark.deepsparse`; this driver builds the artifacts and times them.
@@ -30,7 +30,7 @@ timing, each DeepSparse engine's outputs are checked against ONNX Runtime's on t
 int8 kernels round differently).
 
     make figures NAME=deepsparse-anchor [ARGS="--models=albert_base --rounds=3"]
-    python studies/deepsparse_anchor.py --help      # the same flags, run directly
+    python studies/deepsparse_anchor/run.py --help      # the same flags, run directly
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ from albert_tf.benchmark.deepsparse import (DS_FP32, DS_INT8, ORT_FP32, ORT_INT8
                                              parse_args)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REQUIREMENTS = os.path.join(HERE, "deepsparse-requirements.txt")
-VENV = os.path.join(os.path.dirname(HERE), ".venv-deepsparse")
+REQUIREMENTS = os.path.join(HERE, "requirements.txt")
+ROOT = os.path.dirname(os.path.dirname(HERE))
+VENV = os.path.join(ROOT, ".venv-deepsparse")
 CALIBRATION_BATCHES = 8
 
 
@@ -169,7 +170,7 @@ def main(argv=None) -> int:
     try:
         args.data_dir = resources.data_dir(args.data_dir)
     except resources.DataDirError as error:     # one line, before anything is built
-        sys.exit(f"deepsparse_anchor.py: error: {error}")
+        sys.exit(f"studies/deepsparse_anchor/run.py: error: {error}")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.makedirs(args.work_dir, exist_ok=True)
     python = ensure_venv(REQUIREMENTS, VENV, args.base_python)

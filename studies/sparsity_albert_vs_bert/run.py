@@ -17,7 +17,7 @@ at 0%, one line per model; the controls as crosses). ``--run=false`` only reads 
 run.
 
     make figures NAME=sparsity-albert-vs-bert [ARGS="--output_dir=/tmp/sparsity_run"]
-    python studies/sparsity_albert_vs_bert.py --run=false --output_dir=/tmp/sparsity_run
+    python studies/sparsity_albert_vs_bert/run.py --run=false --output_dir=/tmp/sparsity_run
 
 A driver: the reading, table and plot are `albert_tf.pipeline.sparsity_report`; the data root
 of the run is ``--data_dir`` or ``$ALBERT_TF_DATA_DIR``.
@@ -32,7 +32,7 @@ import time
 
 from albert_tf.pipeline import sparsity_report
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLOT = os.path.join(ROOT, "docs", "sparsity_albert_vs_bert.png")
 
 
@@ -67,7 +67,7 @@ def main(argv=None):
         try:
             data_dir = resources.data_dir(args.data_dir)
         except resources.DataDirError as error:     # one line, before anything runs
-            sys.exit(f"sparsity_albert_vs_bert.py: error: {error}")
+            sys.exit(f"studies/sparsity_albert_vs_bert/run.py: error: {error}")
         run(args.output_dir, data_dir)
     sparsity_report.report(args.output_dir, args.plot, args.json)
     return 0

@@ -20,7 +20,7 @@ import tempfile
 
 from albert_tflite.sdk_check import default_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SDKS = ("mediapipe", "tflite_support")
 
 

@@ -40,7 +40,7 @@ from typing import Sequence
 import numpy as np
 from albert_tflite.sdk_check import default_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 Pair = tuple[str, str]
 
 
