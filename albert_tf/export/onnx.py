@@ -47,7 +47,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from albert_tf import task_heads as heads
+import albert_tf.heads.registry as heads
+from albert_tf.heads.classification import ClassificationHead, RegressionHead
+from albert_tf.heads.pretraining import PretrainingHead
 from albert_tf.outputs import export_kind
 from albert_tf.export import metadata as meta_lib
 from albert_tf.export import server_checks as checks
@@ -226,7 +228,7 @@ def _head_graph(head_class: type):
     return register
 
 
-@_head_graph(heads.PretrainingHead)
+@_head_graph(PretrainingHead)
 def _encoder_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
     """``sequence_output [B, S, H]`` and ``pooled_output [B, H]`` (pretrained models)."""
     from onnx import TensorProto, helper
@@ -237,7 +239,7 @@ def _encoder_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
             helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT, dims + [hidden])]
 
 
-@_head_graph(heads.ClassificationHead)
+@_head_graph(ClassificationHead)
 def _classification_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
     """``probabilities [B, C]`` (softmax of the logits) and ``label_id`` int32 ``[B]``."""
     from onnx import TensorProto, helper
@@ -250,7 +252,7 @@ def _classification_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> 
             helper.make_tensor_value_info("label_id", TensorProto.INT32, dims)]
 
 
-@_head_graph(heads.RegressionHead)
+@_head_graph(RegressionHead)
 def _regression_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
     """``value [B]``."""
     from onnx import TensorProto, helper

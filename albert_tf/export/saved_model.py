@@ -40,7 +40,7 @@ by WordPiece), so any byte string but a blank one gets an answer. An empty or
 whitespace-only string (in any input, of ``serving_default`` and ``tokenize``) is an
 InvalidArgumentError naming its index (TF Serving answers HTTP 400), as the Python runners'
 ValueError (`refuse_blank`). What differs by head comes from
-`albert_tf.task_heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing
+`albert_tf.heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing
 of albert_tf.
 """
 

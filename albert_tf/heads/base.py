@@ -1,14 +1,17 @@
-"""`TaskHead`: what every head of the registry (`albert_tf.task_heads`) declares, and the
+"""`Head`: what every head of the registry (`albert_tf.heads.registry`) declares, and the
 defaults a head inherits.
 
-One `TaskHead` subclass per head owns:
+One `Head` subclass per head, registered with ``@register``, owns:
 
 =======================  ==============================================================
+``name`` /               its name (``task.json`` ``head``); ``export_only``: an export view
+``export_only``          put on any model's encoder (``--head=``), never trained
 ``build_model``          the Keras task model (a builder of `albert_tf.models.task_models`)
+``head_layers``          the Keras names of the head's own layers: pruning's ``head`` group;
+                         QAT quantizes the Dense ones (``quantize_head``)
 ``task_type`` /          the training task (``task.type`` of the experiment) and the
 ``training_task``        `albert_tf.training.tasks.Task` that trains it (loss, metrics,
-                         features and labels); named by ``"module:Class"`` so that the
-                         heads import no training code
+                         features and labels), imported when it is asked for
 ``text_inputs`` /        the SavedModel serving signature: raw-text input names and shapes,
 ``text_shape`` /         how they are tokenized, and the outputs (tensors and strings)
 ``tokenize`` /
@@ -32,7 +35,6 @@ One `TaskHead` subclass per head owns:
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -54,15 +56,19 @@ def softmax_and_argmax(logits, id_name: str = "label_id") -> dict:
             id_name: tf.cast(tf.argmax(logits, axis=-1), tf.int32)}
 
 
-class TaskHead:
+class Head:
     """What one head does; see the module docstring. Subclasses override what differs."""
 
     name = ""
+    #: an export view put on any model's encoder (``--head=``), never trained: registered in
+    #: `albert_tf.heads.registry.EXPORT_HEADS`.
+    export_only = False
+    #: the Keras names of the head's own layers in its model: pruning's ``head`` group, and
+    #: (the Dense ones) the head layers QAT quantizes with ``quantize_head``.
+    head_layers: tuple[str, ...] = ()
     #: ``task.type`` of the experiment whose training task builds this head (None: another
     #: head's task trains it, e.g. regression is trained by the classification task).
     task_type: str | None = None
-    #: ``"module:Class"`` of the `Task` that trains it.
-    training_task_class = "albert_tf.training.tasks:ClassificationTask"
     labels_required = False
     #: whether the head's model takes text pairs (``task.json`` ``text_pair``) whatever the
     #: task (span: question and context: True; tagging: one text: False), or None: the task
@@ -109,9 +115,9 @@ class TaskHead:
         raise NotImplementedError
 
     def training_task(self, config, **kwargs):
-        """The `albert_tf.training.tasks.Task` of ``training_task_class`` on ``config``."""
-        module, _, name = self.training_task_class.partition(":")
-        return getattr(importlib.import_module(module), name)(config, **kwargs)
+        """The `albert_tf.training.tasks.Task` that trains this head on ``config`` (an
+        `ExperimentConfig`); a head that is never trained has none."""
+        raise NotImplementedError(f"the {self.name} head has no training task.")
 
     # -- SavedModel serving ------------------------------------------------------------
     def text_inputs(self, info) -> tuple[str, ...]:
@@ -180,3 +186,7 @@ class TaskHead:
         """The answer for one example from the outputs of its rows (packed ``rows``; None
         for in-graph tokenizer models)."""
         return {k: np.asarray(v).tolist() for k, v in outs[0].items()}
+
+
+#: The name of `Head` before the registry (kept for existing imports and subclasses).
+TaskHead = Head

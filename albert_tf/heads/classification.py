@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.heads.base import TaskHead, lazy_tf, softmax_and_argmax
+from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
+from albert_tf.heads.registry import register
 
 
-class ClassificationHead(TaskHead):
+@register
+class ClassificationHead(Head):
     """Sequence (pair) classification: ``logits [B, C]`` from the pooled ``[CLS]``."""
 
     name = "classification"
+    head_layers = ("classifier",)
     task_type = "classification"
     labels_required = True
     sdk_outputs = {"probabilities": "Probabilities of the labels."}
@@ -23,6 +26,10 @@ class ClassificationHead(TaskHead):
     hf_task = "ForSequenceClassification"              # pooler -> dropout -> classifier
     hf_dense = "classifier"
     hf_problem_type = "single_label_classification"
+
+    def training_task(self, config, **kwargs):
+        from albert_tf.training.tasks import ClassificationTask
+        return ClassificationTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_classifier
@@ -41,14 +48,20 @@ class ClassificationHead(TaskHead):
                 "label_id": label_id, "probabilities": probs.tolist()}
 
 
-class RegressionHead(TaskHead):
+@register
+class RegressionHead(Head):
     """Sequence regression (STS-B): ``value [B, 1]``; trained by the classification task."""
 
     name = "regression"
+    head_layers = ("regressor",)
     onnx_outputs = ("value",)
     hf_task = "ForSequenceClassification"              # num_labels=1
     hf_dense = "regressor"
     hf_problem_type = "regression"
+
+    def training_task(self, config, **kwargs):
+        from albert_tf.training.tasks import ClassificationTask
+        return ClassificationTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_regressor

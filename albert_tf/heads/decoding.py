@@ -1,4 +1,4 @@
-"""NumPy helpers of the edge runner's decoding (`albert_tf.task_heads` ``decode``)."""
+"""NumPy helpers of the edge runner's decoding (the heads' ``decode``, `albert_tf.heads`)."""
 
 from __future__ import annotations
 

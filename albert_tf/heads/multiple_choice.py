@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.heads.base import TaskHead, lazy_tf, softmax_and_argmax
+from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
+from albert_tf.heads.registry import register
 from albert_tf.heads.decoding import softmax
 
 
-class MultipleChoiceHead(TaskHead):
+@register
+class MultipleChoiceHead(Head):
     """Pick one of C candidate second texts for a context: ``logits [B, C]``.
 
     Each (context, choice) pair is one encoder row scored by ``Dense(1)`` on the pooled
@@ -19,12 +21,16 @@ class MultipleChoiceHead(TaskHead):
     """
 
     name = "multiple_choice"
+    head_layers = ("choice_scorer",)
     text_pair = True
     task_type = "multiple_choice"
-    training_task_class = "albert_tf.training.tasks:MultipleChoiceTask"
     lite_tokenizer = False
     hf_task = "ForMultipleChoice"                      # pooler -> dropout -> Linear(H, 1)
     hf_dense = "choice_scorer"
+
+    def training_task(self, config, **kwargs):
+        from albert_tf.training.tasks import MultipleChoiceTask
+        return MultipleChoiceTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_multiple_choice

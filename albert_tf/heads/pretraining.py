@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from albert_tf.heads.base import TaskHead, lazy_tf
+from albert_tf.heads.base import Head, lazy_tf
+from albert_tf.heads.registry import register
 
 
-class PretrainingHead(TaskHead):
+@register
+class PretrainingHead(Head):
     """Masked LM + sentence order (a pretrained model directory): serves ``pooled_output``."""
 
     name = "pretraining"
+    head_layers = ("mlm", "sop")
     task_type = "pretraining"
     onnx_outputs = ("sequence_output", "pooled_output")
-    training_task_class = "albert_tf.training.tasks:PretrainingTask"
     hf_task = "ForPreTraining"
+
+    def training_task(self, config, **kwargs):
+        from albert_tf.training.tasks import PretrainingTask
+        return PretrainingTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.pretrainer import build_pretrainer

@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 from albert_tf.heads import span
-from albert_tf.heads.base import TaskHead, lazy_tf
+from albert_tf.heads.base import Head, lazy_tf
+from albert_tf.heads.registry import register
 from albert_tf.heads.span import best_spans, sdk_span_logits
 
 
-class SpanHead(TaskHead):
+@register
+class SpanHead(Head):
     """SQuAD span extraction over ``[CLS] question [SEP] context [SEP]``."""
 
     name = "span"
+    head_layers = ("span",)
     text_pair = True
     task_type = "squad"
-    training_task_class = "albert_tf.training.squad_task:SquadTask"
     sdk_outputs = {
         "end_logits": (f"Logits of the answer end per input position: {span.SDK_SPAN_MASK:g} "
                        "outside the context; the end of albert-tf's best span raised by "
@@ -29,6 +31,10 @@ class SpanHead(TaskHead):
     hf_note = ("logits equal on every unpadded token; ours are -1e9 at padding, Hugging "
                "Face's qa_outputs leaves padding unmasked (its question-answering pipeline "
                "masks it)")
+
+    def training_task(self, config, **kwargs):
+        from albert_tf.training.squad_task import SquadTask
+        return SquadTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_span_extractor

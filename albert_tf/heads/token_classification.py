@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.heads.base import TaskHead, lazy_tf, softmax_and_argmax
+from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
+from albert_tf.heads.registry import register
 from albert_tf.heads.decoding import word_labels
 
 
-class TokenClassificationHead(TaskHead):
+@register
+class TokenClassificationHead(Head):
     """Tag every word: ``logits [B, S, T]``, trained on each word's first piece.
 
     Serving: ``text`` in; per piece ``token`` string, ``label`` string, ``label_id`` and
@@ -18,13 +20,17 @@ class TokenClassificationHead(TaskHead):
     """
 
     name = "token_classification"
+    head_layers = ("token_classifier",)
     text_pair = False
     task_type = "token_classification"
-    training_task_class = "albert_tf.training.tasks:TokenClassificationTask"
     labels_required = True
     lite_tokenizer = False
     hf_task = "ForTokenClassification"                 # dropout -> classifier, no pooler
     hf_dense = "token_classifier"
+
+    def training_task(self, config, **kwargs):
+        from albert_tf.training.tasks import TokenClassificationTask
+        return TokenClassificationTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.task_models import build_token_classifier

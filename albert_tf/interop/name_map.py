@@ -275,7 +275,7 @@ HF_ALBERT = NameTable(
 
 def hf_head_rules(linear: str, dense: str) -> tuple[Rule, Rule]:
     """The rows of a Hugging Face task head's ``nn.Linear`` ``linear`` (``classifier``,
-    ``qa_outputs``), which is our Dense layer ``dense`` (`albert_tf.task_heads` names both)."""
+    ``qa_outputs``), which is our Dense layer ``dense`` (`albert_tf.heads` names both)."""
     return (Rule(f"{linear}.weight", f"{dense}/kernel", TRANSPOSE),
             Rule(f"{linear}.bias", f"{dense}/bias"))
 

@@ -80,7 +80,7 @@ def build_token_classifier(config: AlbertConfig, num_classes: int,
 def build_multiple_choice(config: AlbertConfig, num_choices: int | None = None,
                           seq_length: int | None = None,
                           name: str = "albert_multiple_choice") -> keras.Model:
-    """Multiple choice (SWAG, RACE, `albert_tf.task_heads.MultipleChoiceHead`): inputs
+    """Multiple choice (SWAG, RACE, `albert_tf.heads.multiple_choice.MultipleChoiceHead`): inputs
     ``[B, C, S]``, ``logits [B, C]``.
 
     The C choices are folded into the batch (``[B * C, S]``), scored from the pooled

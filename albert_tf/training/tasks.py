@@ -584,7 +584,7 @@ class MultipleChoiceTask(ClassificationTask):
             data_config.global_batch_size, data_config.is_training, seed, input_context)
 
     def build_model(self):
-        from albert_tf import task_heads as heads
+        import albert_tf.heads.registry as heads
         return heads.get("multiple_choice").build_model(self.albert_config, None)
 
     def export_info(self):
@@ -673,6 +673,6 @@ class TokenClassificationTask(ClassificationTask):
 
 
 def build_task(config: ExperimentConfig, **kwargs: Any) -> Task:
-    """The task object for ``config.task.type`` (its head in `albert_tf.task_heads`)."""
-    from albert_tf import task_heads as heads
+    """The task object for ``config.task.type`` (its head in `albert_tf.heads`)."""
+    import albert_tf.heads.registry as heads
     return heads.for_task_type(config.task.type).training_task(config, **kwargs)
