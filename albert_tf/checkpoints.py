@@ -318,11 +318,17 @@ def load_encoder(directory: str, **build_kwargs) -> keras.Model:
     return model
 
 
+def pretrainer_prefixes() -> tuple[str, ...]:
+    """The weight-name prefixes a pretrainer directory must have: the embeddings and the
+    pretraining head's layers (``("embeddings/", "mlm/", "sop/")``)."""
+    return ("embeddings/", *(f"{layer}/" for layer in heads_lib.get("pretraining").head_layers))
+
+
 def load_pretrainer(directory: str, **build_kwargs) -> keras.Model:
     """The pretrainer (encoder + MLM + SOP heads) of a model directory, with its weights."""
     from albert_tf.models.pretrainer import build_pretrainer
     model = build_pretrainer(load_config_from_dir(directory), **build_kwargs)
-    restore_weights(model, directory, required=("embeddings/", "mlm/", "sop/"))
+    restore_weights(model, directory, required=pretrainer_prefixes())
     return model
 
 

@@ -70,8 +70,11 @@ def test_no_head_ladders_outside_the_registry():
 
 def test_onnx_graphs_cover_exactly_the_heads_with_onnx_outputs():
     from albert_tf.heads import registry as heads
+    from albert_tf.heads.base import Head
     from albert_tf.export import onnx
     assert set(onnx.HEAD_GRAPHS) == {type(heads.get(name)) for name in heads.onnx_heads()}
+    for name, head in heads.every_head().items():       # a graph exactly where there are outputs
+        assert (type(head).onnx_graph is not Head.onnx_graph) == bool(head.onnx_outputs), name
     assert {"classification", "regression", "pretraining"} <= set(heads.onnx_heads())
     assert "span" not in heads.onnx_heads()
 
@@ -206,6 +209,31 @@ def test_registry_order_and_head_layers():
     for head in heads.every_head().values():      # the interop Dense layers are head layers
         dense = {head.hf_dense, head.keras_hub_dense} - {None}    # a layer or "layer/sublayer"
         assert {name.split("/")[0] for name in dense} <= set(head.head_layers), head.name
+
+
+def test_compression_export_and_converters_derive_from_the_heads():
+    """Pruning's head group, QAT's head Dense layers, the decoded outputs of a foreign
+    .tflite, the converters' pretraining prefixes and --head's help: from the heads."""
+    from albert_tf import checkpoints
+    from albert_tf.bin import export as export_bin
+    from albert_tf.compression import pruning, qat
+    from albert_tf.export import metadata
+    from albert_tf.heads import registry as heads
+    from albert_tf.interop import name_map
+    assert set(pruning.HEAD_LAYER_NAMES) == set(heads.head_layer_names()) == {
+        "classifier", "regressor", "token_classifier", "choice_scorer", "span", "sop", "mlm"}
+    assert {"classifier", "regressor", "token_classifier", "choice_scorer"} <= set(
+        qat.HEAD_DENSE_NAMES)
+    assert {name: metadata.decoded_output(name) for name in heads.every_head()
+            if metadata.decoded_output(name)} == {
+        "classification": "probabilities", "regression": "value",
+        "token_classification": "probabilities"}
+    assert metadata.decoded_output("nope") is None and metadata.decoded_output(["x"]) is None
+    assert name_map.HEAD_PREFIXES == ("mlm/", "sop/")
+    assert checkpoints.pretrainer_prefixes() == ("embeddings/", "mlm/", "sop/")
+    assert export_bin._export_heads_help() == "'embedding' (mean over the mask, L2-normalized)"
+    assert heads.get("regression").distill_output is None
+    assert heads.get("classification").distill_output == "logits"
 
 
 def test_training_task_is_the_heads_own_class():

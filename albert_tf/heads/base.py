@@ -21,8 +21,13 @@ One `Head` subclass per head, registered with ``@register``, owns:
 ``sdk_outputs`` /        the outputs a mobile-SDK-shaped TFLite export keeps (with their
 ``sdk_runners`` /        metadata descriptions), the SDK tasks that run it, and whether its
 ``sdk_label_scores``     output is label scores (`albert_tf.export.sdk_metadata`); empty: none
-``onnx_outputs``         the outputs of the ONNX export (`albert_tf.export.onnx` registers
-                         the graph of each head that has them); empty: no ONNX export
+``onnx_outputs`` /       the outputs of the ONNX export and the graph nodes that compute
+``onnx_graph``           them from the pooled ``[CLS]`` (`albert_tf.export.onnx` builds the
+                         encoder); empty: no ONNX export
+``decoded_output``       the output the runners decode answers from (checked in a .tflite
+                         converted elsewhere, `albert_tf.export.metadata`)
+``distill_output``       the model output distillation matches (None: not distilled)
+``export_help``          for an ``export_only`` head: what ``--head`` gives, for its help
 ``keras_hub_task`` /     the keras-hub task that computes the head exactly, and our Dense
 ``keras_hub_dense``      layer that is its ``logits`` (`albert_tf.interop.keras_hub`)
 ``hf_task`` /            the Hugging Face class (``AlbertFor...``/``BertFor...``) that computes
@@ -84,9 +89,17 @@ class Head:
     #: whether the SDK output is one score per label: its metadata then carries the label
     #: file and the scores' range (what the SDK classifiers read).
     sdk_label_scores = False
-    #: the outputs of the ONNX export, on the pooled ``[CLS]`` (`albert_tf.export.onnx`
-    #: builds them); empty: no ONNX export of this head.
+    #: the outputs of the ONNX export, on the pooled ``[CLS]`` (`onnx_graph` builds them);
+    #: empty: no ONNX export of this head.
     onnx_outputs: tuple[str, ...] = ()
+    #: the output the runners decode an answer from, which a .tflite converted elsewhere
+    #: must have (`albert_tf.export.metadata`); None: not checked.
+    decoded_output: str | None = None
+    #: the model output knowledge distillation matches between teacher and student
+    #: (`albert_tf.compression`); None: this head is not distilled.
+    distill_output: str | None = None
+    #: an ``export_only`` head: what ``--head=<name>`` gives (albert-tf-export's help).
+    export_help = ""
     #: the keras-hub task base class that computes this head exactly (``"TextClassifier"``:
     #: pooled ``[CLS]`` -> dropout -> Dense ``logits``) and our Dense layer that is its
     #: ``logits`` layer (`albert_tf.interop.keras_hub`); None: keras-hub has no such task.
@@ -118,6 +131,14 @@ class Head:
         """The `albert_tf.training.tasks.Task` that trains this head on ``config`` (an
         `ExperimentConfig`); a head that is never trained has none."""
         raise NotImplementedError(f"the {self.name} head has no training task.")
+
+    # -- ONNX ----------------------------------------------------------------------------
+    def onnx_graph(self, g, pooled: str, source, dims: list, seq) -> list:
+        """Adds the nodes of ``onnx_outputs`` to ``g`` (an `albert_tf.export.onnx.Graph`)
+        from ``pooled`` (the pooled ``[CLS]`` ``[B, H]``) of ``source`` (an `ExportSource`);
+        returns their ``onnx.ValueInfoProto`` (``dims``: the batch dimension, ``seq``: the
+        sequence one)."""
+        raise NotImplementedError(f"the {self.name} head has no ONNX graph.")
 
     # -- SavedModel serving ------------------------------------------------------------
     def text_inputs(self, info) -> tuple[str, ...]:

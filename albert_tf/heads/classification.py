@@ -26,6 +26,8 @@ class ClassificationHead(Head):
     hf_task = "ForSequenceClassification"              # pooler -> dropout -> classifier
     hf_dense = "classifier"
     hf_problem_type = "single_label_classification"
+    decoded_output = "probabilities"
+    distill_output = "logits"
 
     def training_task(self, config, **kwargs):
         from albert_tf.training.tasks import ClassificationTask
@@ -37,6 +39,20 @@ class ClassificationHead(Head):
 
     def outputs(self, source, outputs, features, sep_id):
         return softmax_and_argmax(outputs["logits"])
+
+    def onnx_graph(self, g, pooled, source, dims, seq):
+        """``probabilities [B, C]`` (softmax of the logits) and ``label_id`` int32 ``[B]``."""
+        from onnx import TensorProto, helper
+
+        from albert_tf.export.onnx import dense
+        logits = dense(g, pooled, source.model.get_layer("classifier"), "classifier")
+        g.node("Softmax", [logits], "probabilities", axis=-1)
+        g.node("Cast", [g.node("ArgMax", [logits], "argmax", axis=-1, keepdims=0)],
+               "label_id", to=TensorProto.INT32)
+        classes = len(source.task_info.label_list)
+        return [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT,
+                                              dims + [classes]),
+                helper.make_tensor_value_info("label_id", TensorProto.INT32, dims)]
 
     def serving_strings(self, module, result, features, texts):
         return {"label": lazy_tf().gather(module.label_names, result["label_id"])}
@@ -58,6 +74,7 @@ class RegressionHead(Head):
     hf_task = "ForSequenceClassification"              # num_labels=1
     hf_dense = "regressor"
     hf_problem_type = "regression"
+    decoded_output = "value"
 
     def training_task(self, config, **kwargs):
         from albert_tf.training.tasks import ClassificationTask
@@ -70,6 +87,15 @@ class RegressionHead(Head):
     def outputs(self, source, outputs, features, sep_id):
         tf = lazy_tf()
         return {"value": tf.reshape(tf.cast(outputs["value"], tf.float32), [-1])}
+
+    def onnx_graph(self, g, pooled, source, dims, seq):
+        """``value [B]``."""
+        from onnx import TensorProto, helper
+
+        from albert_tf.export.onnx import dense
+        value = dense(g, pooled, source.model.get_layer("regressor"), "regressor")
+        g.node("Reshape", [value, g.weight("const/flat", np.array([-1], np.int64))], "value")
+        return [helper.make_tensor_value_info("value", TensorProto.FLOAT, dims)]
 
     def decode(self, runner, outs, rows, example):
         return {"value": float(np.reshape(outs[0]["value"], [-1])[0])}

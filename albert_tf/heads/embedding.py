@@ -20,6 +20,7 @@ class EmbeddingHead(Head):
 
     name = "embedding"
     export_only = True
+    export_help = "mean over the mask, L2-normalized"
     sdk_outputs = {"embedding": "Mean of the last hidden states over the mask, L2-normalized."}
     sdk_runners = ("MediaPipe TextEmbedder",)
 

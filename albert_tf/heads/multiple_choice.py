@@ -27,6 +27,7 @@ class MultipleChoiceHead(Head):
     lite_tokenizer = False
     hf_task = "ForMultipleChoice"                      # pooler -> dropout -> Linear(H, 1)
     hf_dense = "choice_scorer"
+    distill_output = "logits"
 
     def training_task(self, config, **kwargs):
         from albert_tf.training.tasks import MultipleChoiceTask

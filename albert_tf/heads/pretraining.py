@@ -28,6 +28,16 @@ class PretrainingHead(Head):
         tf = lazy_tf()
         return {"pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
 
+    def onnx_graph(self, g, pooled, source, dims, seq):
+        """``sequence_output [B, S, H]`` and ``pooled_output [B, H]`` (pretrained models)."""
+        from onnx import TensorProto, helper
+        hidden = source.config.hidden_size
+        g.node("Identity", [pooled], "pooled_output")
+        return [helper.make_tensor_value_info("sequence_output", TensorProto.FLOAT,
+                                              dims + [seq, hidden]),
+                helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT,
+                                              dims + [hidden])]
+
     def lite_outputs(self, source, model, features, sep_id):
         tf = lazy_tf()
         encoded = source.encoder(features, training=False)

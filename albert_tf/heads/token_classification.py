@@ -27,6 +27,8 @@ class TokenClassificationHead(Head):
     lite_tokenizer = False
     hf_task = "ForTokenClassification"                 # dropout -> classifier, no pooler
     hf_dense = "token_classifier"
+    decoded_output = "probabilities"
+    distill_output = "logits"
 
     def training_task(self, config, **kwargs):
         from albert_tf.training.tasks import TokenClassificationTask

@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+import albert_tf.heads.registry as heads
 from albert_tf.config import AlbertConfig
 
 IDENTITY = "identity"
@@ -36,9 +37,10 @@ TRANSPOSE = "transpose"
 RESHAPE = "reshape"
 TRANSFORMS = (IDENTITY, TRANSPOSE, RESHAPE)
 
-# Our weights that are heads rather than encoder: a source without them still converts
-# (the heads are freshly initialized and reported); a missing encoder weight is an error.
-HEAD_PREFIXES = ("mlm/", "sop/")
+# Our weights that are heads rather than encoder (the pretraining head's layers, ``mlm/`` and
+# ``sop/``): a source without them still converts (the heads are freshly initialized and
+# reported); a missing encoder weight is an error.
+HEAD_PREFIXES = tuple(f"{layer}/" for layer in heads.get("pretraining").head_layers)
 
 
 @dataclasses.dataclass(frozen=True)
