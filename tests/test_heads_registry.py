@@ -261,6 +261,34 @@ def test_training_task_is_the_heads_own_class():
         assert type(task) is cls and made == [(cls, "cfg", {"x": 1})], name
 
 
+def test_a_training_task_builds_its_model_through_its_head(monkeypatch):
+    """Training builds the model its run's task.json describes, with the head's builder (the
+    one export, compression and the converters use), plus the task's training options."""
+    from albert_tf.checkpoints import TaskInfo
+    from albert_tf.heads import registry as heads
+    from albert_tf.training.task_base import Task
+    calls = []
+
+    class SpanTask(Task):
+        def __init__(self):
+            self.albert_config = "config"
+
+        def export_info(self):
+            return TaskInfo("t", "span", text_pair=True), None
+
+        def model_kwargs(self):
+            return {"seq_length": 8}
+
+    def build_model(head, config, info, **kwargs):
+        calls.append((head.name, config, info.head, kwargs))
+        return "model"
+
+    monkeypatch.setattr(type(heads.get("span")), "build_model", build_model)
+    assert SpanTask().head is heads.get("span")
+    assert SpanTask().build_model() == "model"
+    assert calls == [("span", "config", "span", {"seq_length": 8})]
+
+
 def test_task_heads_is_a_deprecated_alias_of_heads():
     import importlib
     import sys

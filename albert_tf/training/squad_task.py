@@ -12,7 +12,7 @@ import os
 
 from albert_tf.backend import tf
 from albert_tf.training import metrics as metrics_lib
-from albert_tf.training.tasks import MODEL_INPUTS, ClassificationTask, Task, resolve_path
+from albert_tf.training.task_base import MODEL_INPUTS, Task, TextTask, resolve_path
 
 FILE_NAMES = {"train": ("train-v2.0.json", "train-v1.1.json", "train.json"),
               "dev": ("dev-v2.0.json", "dev-v1.1.json", "dev.json"),
@@ -30,7 +30,7 @@ class SquadTask(Task):
         self._tokenizer = tokenizer
         self._cache: dict[str, tuple] = {}
 
-    tokenizer = ClassificationTask.tokenizer
+    tokenizer = TextTask.tokenizer
 
     def _file(self, split: str) -> str:
         directory = resolve_path(self.config.task.data_dir)
@@ -55,10 +55,6 @@ class SquadTask(Task):
                 raise ValueError(f"SQuAD {split}: no features (empty file?).")
             self._cache[key] = (examples, features)
         return self._cache[key]
-
-    def build_model(self):
-        from albert_tf.models import build_span_extractor
-        return build_span_extractor(self.albert_config)
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
         from albert_tf.data.squad import squad_dataset

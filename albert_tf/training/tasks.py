@@ -1,16 +1,6 @@
-"""Training tasks: what model to build, which inputs, which loss and metrics.
-
-A task has the same small interface for pretraining and every finetuning task, so
-one trainer (`albert_tf.training.trainer`) runs them all:
-
-``build_model()``                        the Keras model (flat functional graph)
-``initialize(model, path)``              load ``--init_checkpoint`` (name-keyed weights)
-``build_inputs(data_config, ctx)``       a per-replica-batched `tf.data.Dataset`
-``train_loss(inputs, outputs)``          ``(loss, sums)``: the replica's share of the
-                                         global mean loss and metric numerators/denominators
-``eval_outputs(inputs, outputs)``        per-example tensors gathered over replicas
-``reduce_eval(outputs)``                 NumPy metrics of a whole split
-``main_metric`` / ``main_metric_comp``   the metric that selects the best checkpoint
+"""Training tasks: ``build_task`` (the task of ``task.type``: its head's), the task types
+of albert-tf-finetune (`resolve_task_type`) and the tasks' interface (`Task`, in
+`albert_tf.training.task_base`, which lists it).
 """
 
 from __future__ import annotations
@@ -23,42 +13,18 @@ import numpy as np
 
 from albert_tf import resources
 from albert_tf.backend import tf
-from albert_tf.checkpoints import CheckpointError, load_config_from_dir, restore_weights
-from albert_tf.config import AlbertConfig, load_config
+from albert_tf.checkpoints import restore_weights
 from albert_tf.data import input_checks
-from albert_tf.data.task_data import SENTEVAL_TASKS, SQUAD_TASKS, known_tasks
+from albert_tf.data.task_data import SENTEVAL_TASKS, SQUAD_TASKS
 from albert_tf.training import metrics as metrics_lib
 from albert_tf.training.experiment_config import ConfigValueError, ExperimentConfig
 from albert_tf.training.preflight import (TASK_FILES, InputDataError,  # noqa: F401
                                          check_task_name, needs_data_dir, no_match_error,
                                          task_file)
-
-MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
-DEFAULT_VOCAB = resources.DEFAULT_VOCAB
-VOCAB_FILE_HINT = input_checks.VOCAB_FILE_HINT
-
-
-def resolve_path(path: str) -> str:
-    """A path as given, or the shipped file for an ``official_configs/...`` path
-    (`albert_tf.resources.resolve`)."""
-    return resources.resolve(path)
-
-
-def model_config(config: ExperimentConfig) -> AlbertConfig:
-    """The AlbertConfig of the experiment: ``model.config`` (or the init checkpoint's
-    config.json) with every ``model.<field>`` that is set (`albert_tf.hyperparams.
-    apply_model_overrides`: validated as a new config, errors name ``model.<field>``)."""
-    from albert_tf.hyperparams import apply_model_overrides
-    params = config.model
-    init = resolve_path(params.init_checkpoint)
-    if params.config:
-        albert = load_config(resolve_path(params.config))
-    elif init and os.path.isdir(init):
-        albert = load_config_from_dir(init)
-    else:
-        raise CheckpointError("model.config is empty and init_checkpoint is not a model "
-                              "directory with config.json; set --model_config.")
-    return apply_model_overrides(albert, params, "model")
+# The tasks' base (public here too: the trainer, the binaries and tests import them here).
+from albert_tf.training.task_base import (DEFAULT_VOCAB, MODEL_INPUTS,  # noqa: F401
+                                          VOCAB_FILE_HINT, Task, TextTask, custom_task_files,
+                                          model_config, resolve_path)
 
 
 def _expand_files(pattern: str) -> list[str]:
@@ -72,78 +38,6 @@ def _expand_files(pattern: str) -> list[str]:
     return files
 
 
-class Task:
-    """Base class; see the module docstring."""
-
-    main_metric = "loss"
-    main_metric_comp = "lower"
-
-    def __init__(self, config: ExperimentConfig):
-        self.config = config
-        self.albert_config = model_config(config)
-
-    # ---- model
-    def build_model(self):
-        raise NotImplementedError
-
-    def initialize(self, model, path: str):
-        report = restore_weights(model, resolve_path(path), required=("embeddings/",))
-        logging.info("init_checkpoint %s: %s", path, report.summary())
-        return report
-
-    # ---- data
-    def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
-        raise NotImplementedError
-
-    @staticmethod
-    def per_replica_batch_size(global_batch_size: int, input_context) -> int:
-        if input_context is None:
-            return global_batch_size
-        return input_context.get_per_replica_batch_size(global_batch_size)
-
-    # ---- loss / metrics
-    def train_metric_names(self) -> list[str]:
-        """Names of the ratios logged during training (each has _num and _den sums)."""
-        return []
-
-    def features(self, inputs) -> dict:
-        raise NotImplementedError
-
-    def train_loss(self, inputs, outputs):
-        raise NotImplementedError
-
-    def eval_outputs(self, inputs, outputs) -> dict:
-        raise NotImplementedError
-
-    def reduce_eval(self, outputs: dict[str, np.ndarray]) -> dict[str, float]:
-        raise NotImplementedError
-
-    def tokens(self, inputs) -> tf.Tensor:
-        features = self.features(inputs)
-        return tf.reduce_sum(tf.cast(features["input_mask"], tf.float32))
-
-    def predict(self, model, outputs: dict[str, np.ndarray], path: str) -> str:
-        raise NotImplementedError(f"--mode=predict is not supported for {type(self).__name__}.")
-
-    def export_info(self):
-        """``(TaskInfo or None, vocab file or None)`` written into exported model dirs."""
-        return None, None
-
-    def vocab_file(self) -> str:
-        """``task.vocab_file`` (default: the project's SentencePiece model) resolved: a
-        SentencePiece model or a WordPiece ``vocab.txt``, or the one a model directory
-        holds (`albert_tf.text.vocabulary.find_vocabulary`)."""
-        vocab = resolve_path(self.config.task.vocab_file or DEFAULT_VOCAB)
-        if os.path.isdir(vocab):
-            from albert_tf.text.vocabulary import find_vocabulary
-            return find_vocabulary(vocab)[1]
-        return vocab
-
-    def _vocab_or_none(self):
-        vocab = self.vocab_file()
-        return vocab if os.path.exists(vocab) else None
-
-
 # ----------------------------------------------------------------------- pretraining
 class PretrainingTask(Task):
     """Masked LM + sentence-order prediction on the TFRecords of
@@ -153,10 +47,10 @@ class PretrainingTask(Task):
     main_metric = "mlm_loss"
     main_metric_comp = "lower"
 
-    def build_model(self):
-        from albert_tf.models import build_pretrainer
-        return build_pretrainer(self.albert_config, masked_lm_positions=True,
-                                max_predictions_per_seq=self.config.task.max_predictions_per_seq)
+    def model_kwargs(self):
+        """The pretrainer gathers the masked positions of each batch."""
+        return {"masked_lm_positions": True,
+                "max_predictions_per_seq": self.config.task.max_predictions_per_seq}
 
     def initialize(self, model, path: str):
         report = restore_weights(model, resolve_path(path), required=("embeddings/",))
@@ -349,40 +243,12 @@ def load_task_data(task):
     return data_tasks.load_task(name, data_dir)
 
 
-class ClassificationTask(Task):
+class ClassificationTask(TextTask):
     """Sentence(-pair) classification or regression: GLUE, SentEval, custom TSV tasks."""
 
-    def __init__(self, config: ExperimentConfig, task_data=None, tokenizer=None):
-        super().__init__(config)
-        self._task_data = task_data
-        self._tokenizer = tokenizer
-
     # ---- data
-    @property
-    def task_data(self):
-        if self._task_data is None:
-            self._task_data = load_task_data(self.config.task)
-        return self._task_data
-
-    @property
-    def tokenizer(self):
-        """`AlbertTokenizer` or `WordPieceTokenizer`, by the kind of ``task.vocab_file``."""
-        if self._tokenizer is None:
-            from albert_tf.text.vocabulary import load_tokenizer
-            vocab = self.vocab_file()
-            if not os.path.exists(vocab):
-                raise FileNotFoundError(f"vocab_file {vocab!r} does not exist; pass "
-                                        f"--vocab_file={VOCAB_FILE_HINT}.")
-            tokenizer = load_tokenizer(vocab, do_lower_case=self.config.task.do_lower_case)
-            rows = self.albert_config.vocab_size
-            if tokenizer.vocab_size > rows:
-                raise ConfigValueError(
-                    f"task.vocab_file={vocab} has {tokenizer.vocab_size} tokens but the "
-                    f"model's embedding has {rows} rows (model.vocab_size): ids from {rows} "
-                    "on would index past it; use the vocabulary the model was trained with, "
-                    f"or model.vocab_size={tokenizer.vocab_size} for a new model.")
-            self._tokenizer = tokenizer
-        return self._tokenizer
+    def load_task_data(self):
+        return load_task_data(self.config.task)
 
     @property
     def is_regression(self) -> bool:
@@ -391,26 +257,6 @@ class ClassificationTask(Task):
     @property
     def main_metric(self) -> str:  # type: ignore[override]
         return metrics_lib.metric_key(getattr(self.task_data, "metric", "accuracy"))
-
-    main_metric_comp = "higher"
-
-    def examples(self, split: str):
-        data = self.task_data
-        if not hasattr(data, split):
-            raise ValueError(f"task {self.config.task.name!r} has no {split!r} split.")
-        examples = getattr(data, split)
-        if not examples:
-            from albert_tf.data import task_data as data_tasks
-            from albert_tf.data.task_checks import SPLIT_FILES, missing_split
-            task = self.config.task
-            if task.train_file and split in ("dev", "test") \
-                    and not getattr(task, SPLIT_FILES[split]):
-                mode = "eval" if split == "dev" else "predict"
-                raise data_tasks.TaskDataError(missing_split(task.name or "custom", split,
-                                                             mode))
-            raise data_tasks.TaskDataError(f"task {task.name!r}: the {split!r} split has no "
-                                           "example (its file is missing or empty).")
-        return examples
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
         from albert_tf.data.task_data import classification_dataset
@@ -428,25 +274,7 @@ class ClassificationTask(Task):
             is_regression=self.is_regression,
             bucket_window=50 if task.length_bucketing else 1)
 
-    # ---- model
-    def build_model(self):
-        from albert_tf.models import build_classifier, build_regressor
-        if self.is_regression:
-            return build_regressor(self.albert_config)
-        return build_classifier(self.albert_config, num_classes=len(self.task_data.label_list))
-
     # ---- loss / metrics
-    @staticmethod
-    def features(inputs) -> dict:
-        features = inputs[0] if isinstance(inputs, (tuple, list)) else inputs
-        return {k: features[k] for k in MODEL_INPUTS}
-
-    @staticmethod
-    def labels(inputs):
-        if isinstance(inputs, (tuple, list)):
-            return inputs[1]
-        return inputs["label_ids"] if "label_ids" in inputs else inputs["labels"]
-
     def train_metric_names(self) -> list[str]:
         return [] if self.is_regression else ["accuracy"]
 
@@ -516,20 +344,6 @@ class ClassificationTask(Task):
 
 
 # ------------------------------------------------ multiple choice, token classification
-def custom_task_files(task) -> tuple[str, str | None, str | None]:
-    """``task.train_file``/``dev_file``/``test_file`` resolved (`preflight.task_file`: a
-    relative path against the current directory, else the data directory), each checked
-    to exist."""
-    from albert_tf.data import task_data as data_tasks
-    if not task.train_file:
-        raise data_tasks.TaskDataError(
-            f"task.type={task.type}: set task.train_file (and task.dev_file); "
-            f"{known_tasks(squad=False)}.")
-    data_dir = resources.data_dir_or_none(resolve_path(task.data_dir) or None)
-    train, dev, test = (task_file(task, key, data_dir) for key in TASK_FILES)
-    return train, dev, test
-
-
 def custom_task_type(task) -> str | None:
     """The ``task.type`` a custom task's train file's header asks for (multiple choice or
     token classification, `albert_tf.data.task_data.detect_task_type`), else None."""
@@ -566,13 +380,10 @@ class MultipleChoiceTask(ClassificationTask):
     """Pick the right second text among C (`albert_tf.data.task_data.load_multiple_choice_task`
     format); softmax cross-entropy over the C scores, accuracy."""
 
-    @property
-    def task_data(self):
-        if self._task_data is None:
-            from albert_tf.data.task_data import load_multiple_choice_task
-            self._task_data = load_multiple_choice_task(*custom_task_files(self.config.task),
-                                                        name=self.config.task.name or "choice")
-        return self._task_data
+    def load_task_data(self):
+        from albert_tf.data.task_data import load_multiple_choice_task
+        return load_multiple_choice_task(*custom_task_files(self.config.task),
+                                         name=self.config.task.name or "choice")
 
     def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
         from albert_tf.data.task_data import multiple_choice_dataset
@@ -582,10 +393,6 @@ class MultipleChoiceTask(ClassificationTask):
         return multiple_choice_dataset(
             self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
             data_config.global_batch_size, data_config.is_training, seed, input_context)
-
-    def build_model(self):
-        import albert_tf.heads.registry as heads
-        return heads.get("multiple_choice").build_model(self.albert_config, None)
 
     def export_info(self):
         from albert_tf.checkpoints import TaskInfo
@@ -600,15 +407,12 @@ class TokenClassificationTask(ClassificationTask):
     loss and the metrics are on each word's first piece; main metric: micro F1 of the
     tags other than ``O`` (`albert_tf.training.metrics.tagging_metrics`)."""
 
-    @property
-    def task_data(self):
-        if self._task_data is None:
-            from albert_tf.data.task_data import load_token_classification_task
-            task = self.config.task
-            self._task_data = load_token_classification_task(
-                *custom_task_files(task), name=task.name or "tagging",
-                label_list=task.label_list or None)
-        return self._task_data
+    def load_task_data(self):
+        from albert_tf.data.task_data import load_token_classification_task
+        task = self.config.task
+        return load_token_classification_task(*custom_task_files(task),
+                                              name=task.name or "tagging",
+                                              label_list=task.label_list or None)
 
     @property
     def main_metric(self) -> str:  # type: ignore[override]
@@ -623,10 +427,6 @@ class TokenClassificationTask(ClassificationTask):
             self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
             data_config.global_batch_size, data_config.is_training,
             self.task_data.label_list, seed, input_context)
-
-    def build_model(self):
-        from albert_tf.models import build_token_classifier
-        return build_token_classifier(self.albert_config, len(self.task_data.label_list))
 
     def _parts(self, inputs, outputs):
         labels = tf.cast(self.labels(inputs), tf.int32)                     # [B, S]
