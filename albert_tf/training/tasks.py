@@ -16,6 +16,7 @@ from albert_tf.backend import tf
 from albert_tf.checkpoints import restore_weights
 from albert_tf.data import input_checks
 from albert_tf.data.task_data import SENTEVAL_TASKS, SQUAD_TASKS
+from albert_tf.lazy import lazy_exports
 from albert_tf.training import metrics as metrics_lib
 from albert_tf.training.experiment_config import ConfigValueError, ExperimentConfig
 from albert_tf.training.preflight import (TASK_FILES, InputDataError,  # noqa: F401
@@ -402,74 +403,9 @@ class MultipleChoiceTask(ClassificationTask):
                          text_pair=True), self._vocab_or_none())
 
 
-class TokenClassificationTask(ClassificationTask):
-    """Tag every word (`albert_tf.data.task_data.load_token_classification_task` format): the
-    loss and the metrics are on each word's first piece; main metric: micro F1 of the
-    tags other than ``O`` (`albert_tf.training.metrics.tagging_metrics`)."""
-
-    def load_task_data(self):
-        from albert_tf.data.task_data import load_token_classification_task
-        task = self.config.task
-        return load_token_classification_task(*custom_task_files(task),
-                                              name=task.name or "tagging",
-                                              label_list=task.label_list or None)
-
-    @property
-    def main_metric(self) -> str:  # type: ignore[override]
-        return "f1"
-
-    def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
-        from albert_tf.data.task_data import token_classification_dataset
-        seed = data_config.shuffle_seed
-        if seed is None:
-            seed = self.config.runtime.seed
-        return token_classification_dataset(
-            self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
-            data_config.global_batch_size, data_config.is_training,
-            self.task_data.label_list, seed, input_context)
-
-    def _parts(self, inputs, outputs):
-        labels = tf.cast(self.labels(inputs), tf.int32)                     # [B, S]
-        logits = tf.cast(outputs["logits"], tf.float32)                     # [B, S, T]
-        weights = tf.cast(labels >= 0, tf.float32)
-        xent = metrics_lib.sparse_xent(tf.maximum(labels, 0), logits) * weights
-        predictions = tf.argmax(logits, -1, output_type=tf.int32)
-        return labels, weights, xent, predictions
-
-    def train_loss(self, inputs, outputs):
-        labels, weights, xent, predictions = self._parts(inputs, outputs)
-        loss, _, count = metrics_lib.weighted_mean_loss(xent, weights)
-        correct = tf.cast(tf.equal(predictions, labels), tf.float32) * weights
-        return loss, {"accuracy_num": tf.reduce_sum(correct), "accuracy_den": count}
-
-    def eval_outputs(self, inputs, outputs) -> dict:
-        labels, weights, xent, predictions = self._parts(inputs, outputs)
-        return {"prediction": predictions, "label": labels,
-                "xent": tf.reduce_sum(xent, -1), "words": tf.reduce_sum(weights, -1)}
-
-    def reduce_eval(self, outputs):
-        result = metrics_lib.tagging_metrics(outputs["prediction"], outputs["label"],
-                                             self.task_data.label_list)
-        result["loss"] = float(np.sum(outputs["xent"]) / max(np.sum(outputs["words"]), 1.0))
-        result["examples"] = float(len(outputs["label"]))
-        return result
-
-    def export_info(self):
-        from albert_tf.checkpoints import TaskInfo
-        task = self.config.task
-        return (TaskInfo(task=task.name or "tagging", head="token_classification",
-                         label_list=tuple(self.task_data.label_list),
-                         max_seq_length=task.max_seq_length, do_lower_case=task.do_lower_case),
-                self._vocab_or_none())
-
-    def predict(self, model, outputs, path: str) -> str:
-        labels = list(self.task_data.label_list)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("index\ttags\n")
-            for i, (pred, gold) in enumerate(zip(outputs["prediction"], outputs["label"])):
-                tags = [labels[int(p)] for p, g in zip(pred, gold) if g != -1]
-                f.write(f"{i}\t{' '.join(tags)}\n")
-        return path
+# Moved beside their heads (`albert_tf.heads`); the old names still resolve (PEP 562).
+_MOVED = {"TokenClassificationTask": "albert_tf.heads.token_classification"}
+__getattr__, __dir__ = lazy_exports(__name__, _MOVED, globals())
 
 
 def build_task(config: ExperimentConfig, **kwargs: Any) -> Task:
