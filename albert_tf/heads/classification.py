@@ -1,12 +1,19 @@
 """Sequence-level heads on the pooled ``[CLS]``: classification (``logits [B, C]``) and
-regression (``value [B, 1]``, STS-B), both trained by the classification task."""
+regression (``value [B, 1]``, STS-B), both trained by the classification task beside them
+(`ClassificationTask`: GLUE, SentEval and custom TSV/CSV tasks, `load_task_data`).
+TensorFlow is imported only when a function runs."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from albert_tf import resources
+from albert_tf.data.task_data import SENTEVAL_TASKS
 from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
 from albert_tf.heads.registry import register
+from albert_tf.training.task_base import TextTask, custom_task_files, resolve_path
 
 
 @register
@@ -30,7 +37,6 @@ class ClassificationHead(Head):
     distill_output = "logits"
 
     def training_task(self, config, **kwargs):
-        from albert_tf.training.tasks import ClassificationTask
         return ClassificationTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
@@ -77,7 +83,6 @@ class RegressionHead(Head):
     decoded_output = "value"
 
     def training_task(self, config, **kwargs):
-        from albert_tf.training.tasks import ClassificationTask
         return ClassificationTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
@@ -99,3 +104,152 @@ class RegressionHead(Head):
 
     def decode(self, runner, outs, rows, example):
         return {"value": float(np.reshape(outs[0]["value"], [-1])[0])}
+
+
+# ------------------------------------------------------------------ training task
+# SentEval tasks (SENTEVAL_TASKS) are read from <data_dir>/extra: ``label<TAB>sentence``,
+# no header.
+
+
+def _column(value: str):
+    return int(value) if str(value).isdigit() else value
+
+
+def load_task_data(task):
+    """`TaskData` of ``task.name``: a GLUE task (from ``data_dir`` or ``data_dir/glue``),
+    a SentEval task (``data_dir/extra``) or a custom TSV/CSV task (``task.train_file``)."""
+    from albert_tf.data import task_data as data_tasks
+    from albert_tf.training.preflight import check_task_name
+    name = task.name.lower()
+    check_task_name(task)
+    if task.train_file:
+        train, dev, test = custom_task_files(task)
+        return data_tasks.load_tsv_task(
+            train, dev, test, text_a_column=_column(task.text_a_column),
+            text_b_column=_column(task.text_b_column) if task.text_b_column else None,
+            label_column=_column(task.label_column), has_header=task.has_header,
+            is_regression=task.is_regression, label_list=task.label_list or None,
+            metric=task.metric or None, name=task.name or "custom")
+    data_dir = resources.data_dir(resolve_path(task.data_dir) or None)
+
+    def require(path, what):
+        if not os.path.isfile(path):
+            raise data_tasks.TaskDataError(f"task {task.name or 'custom'!r}: {what} {path} "
+                                           f"not found; {resources.DATA_DIR_FIX}.")
+        return path
+
+    if name in SENTEVAL_TASKS:
+        extra = os.path.join(data_dir, "extra")
+        upper = name.upper()
+        require(os.path.join(extra, f"{upper}_train.tsv"), "SentEval file")
+        return data_tasks.load_tsv_task(
+            os.path.join(extra, f"{upper}_train.tsv"), os.path.join(extra, f"{upper}_dev.tsv"),
+            text_a_column=1, label_column=0, has_header=False, name=name)
+    if data_tasks.find_glue_task_dir(data_dir, name) is None:
+        raise data_tasks.TaskDataError(
+            f"task {name!r}: GLUE file {data_tasks.expected_glue_file(data_dir, name)} not "
+            f"found; {resources.DATA_DIR_FIX}.")
+    return data_tasks.load_task(name, data_dir)
+
+
+class ClassificationTask(TextTask):
+    """Sentence(-pair) classification or regression: GLUE, SentEval, custom TSV tasks."""
+
+    # ---- data
+    def load_task_data(self):
+        return load_task_data(self.config.task)
+
+    @property
+    def is_regression(self) -> bool:
+        return bool(self.task_data.is_regression)
+
+    @property
+    def main_metric(self) -> str:  # type: ignore[override]
+        from albert_tf.training import metrics as metrics_lib
+        return metrics_lib.metric_key(getattr(self.task_data, "metric", "accuracy"))
+
+    def build_inputs(self, data_config, input_context=None):
+        from albert_tf.data.task_data import classification_dataset
+        task = self.config.task
+        seed = self.seed(data_config)
+        # batch_size is global; training batches are length-bucketed and every batch is
+        # padded to its longest sequence by the data module (bucket_window=1: no bucketing).
+        return classification_dataset(
+            self.examples(data_config.split), self.tokenizer, task.max_seq_length,
+            data_config.global_batch_size, is_training=data_config.is_training, seed=seed,
+            input_context=input_context,
+            label_list=None if self.is_regression else self.task_data.label_list,
+            is_regression=self.is_regression,
+            bucket_window=50 if task.length_bucketing else 1)
+
+    # ---- loss / metrics
+    def train_metric_names(self) -> list[str]:
+        return [] if self.is_regression else ["accuracy"]
+
+    def train_loss(self, inputs, outputs):
+        from albert_tf.training import metrics as metrics_lib
+        tf = lazy_tf()
+        labels = self.labels(inputs)
+        if self.is_regression:
+            value = tf.reshape(tf.cast(outputs["value"], tf.float32), [-1])
+            per_example = tf.square(value - tf.reshape(tf.cast(labels, tf.float32), [-1]))
+            loss, _, _ = metrics_lib.weighted_mean_loss(per_example)
+            return loss, {}
+        labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
+        logits = tf.cast(outputs["logits"], tf.float32)
+        loss, _, count = metrics_lib.weighted_mean_loss(metrics_lib.sparse_xent(labels, logits))
+        correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels),
+                          tf.float32)
+        return loss, {"accuracy_num": tf.reduce_sum(correct), "accuracy_den": count}
+
+    def eval_outputs(self, inputs, outputs) -> dict:
+        tf = lazy_tf()
+        labels = self.labels(inputs)
+        if self.is_regression:
+            return {"value": tf.reshape(tf.cast(outputs["value"], tf.float32), [-1]),
+                    "label": tf.reshape(tf.cast(labels, tf.float32), [-1])}
+        return {"logits": tf.cast(outputs["logits"], tf.float32),
+                "label": tf.reshape(tf.cast(labels, tf.int32), [-1])}
+
+    def reduce_eval(self, outputs):
+        from albert_tf.training import metrics as metrics_lib
+        if self.is_regression:
+            result = metrics_lib.regression_metrics(outputs["value"], outputs["label"])
+            result["loss"] = result["mse"]
+        else:
+            logits, labels = outputs["logits"], outputs["label"]
+            result = metrics_lib.classification_metrics(logits, labels)
+            shifted = logits - logits.max(-1, keepdims=True)
+            log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+            result["loss"] = float(-np.mean(log_probs[np.arange(len(labels)), labels])) \
+                if len(labels) else 0.0
+        result["examples"] = float(len(outputs["label"]))
+        return result
+
+    def export_info(self):
+        from albert_tf.checkpoints import TaskInfo
+        data = self.task_data
+        train = [e for e in (getattr(data, "train", None) or []) if e is not None]
+        text_pair = any(getattr(e, "text_b", None) for e in train[:100])
+        if self.is_regression:
+            info = TaskInfo(task=self.config.task.name, head="regression",
+                            max_seq_length=self.config.task.max_seq_length,
+                            do_lower_case=self.config.task.do_lower_case, text_pair=text_pair)
+        else:
+            info = TaskInfo(task=self.config.task.name, head="classification",
+                            label_list=tuple(str(v) for v in data.label_list),
+                            max_seq_length=self.config.task.max_seq_length,
+                            do_lower_case=self.config.task.do_lower_case, text_pair=text_pair)
+        return info, self._vocab_or_none()
+
+    def predict(self, model, outputs, path: str) -> str:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("index\tprediction\n")
+            if self.is_regression:
+                for i, v in enumerate(outputs["value"]):
+                    f.write(f"{i}\t{float(v):.6f}\n")
+            else:
+                labels = list(self.task_data.label_list)
+                for i, row in enumerate(outputs["logits"]):
+                    f.write(f"{i}\t{labels[int(np.argmax(row))]}\n")
+        return path
