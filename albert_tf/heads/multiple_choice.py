@@ -1,12 +1,15 @@
-"""The multiple-choice head: one of C candidate second texts for a context."""
+"""The multiple-choice head: one of C candidate second texts for a context, and its training
+task beside it (`MultipleChoiceTask`). TensorFlow is imported only when a function runs."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
-from albert_tf.heads.registry import register
+from albert_tf.heads.classification import ClassificationTask
 from albert_tf.heads.decoding import softmax
+from albert_tf.heads.registry import register
+from albert_tf.training.task_base import custom_task_files
 
 
 @register
@@ -30,7 +33,6 @@ class MultipleChoiceHead(Head):
     distill_output = "logits"
 
     def training_task(self, config, **kwargs):
-        from albert_tf.training.tasks import MultipleChoiceTask
         return MultipleChoiceTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
@@ -84,3 +86,28 @@ class MultipleChoiceHead(Head):
         best = int(np.argmax(scores))
         return {"choice": example[1][best], "choice_id": best,
                 "probabilities": probs.tolist()}
+
+
+class MultipleChoiceTask(ClassificationTask):
+    """Pick the right second text among C (`albert_tf.data.task_data.load_multiple_choice_task`
+    format); softmax cross-entropy over the C scores, accuracy (the classification task's
+    loss and metrics on ``logits [B, C]``)."""
+
+    def load_task_data(self):
+        from albert_tf.data.task_data import load_multiple_choice_task
+        return load_multiple_choice_task(*custom_task_files(self.config.task),
+                                         name=self.config.task.name or "choice")
+
+    def build_inputs(self, data_config, input_context=None):
+        from albert_tf.data.task_data import multiple_choice_dataset
+        return multiple_choice_dataset(
+            self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
+            data_config.global_batch_size, data_config.is_training, self.seed(data_config),
+            input_context)
+
+    def export_info(self):
+        from albert_tf.checkpoints import TaskInfo
+        task = self.config.task
+        return (TaskInfo(task=task.name or "choice", head="multiple_choice",
+                         max_seq_length=task.max_seq_length, do_lower_case=task.do_lower_case,
+                         text_pair=True), self._vocab_or_none())

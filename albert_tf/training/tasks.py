@@ -232,38 +232,10 @@ def resolve_task_type(task) -> str:
     return task.type
 
 
-from albert_tf.heads.classification import ClassificationTask  # noqa: E402
-
-
-class MultipleChoiceTask(ClassificationTask):
-    """Pick the right second text among C (`albert_tf.data.task_data.load_multiple_choice_task`
-    format); softmax cross-entropy over the C scores, accuracy."""
-
-    def load_task_data(self):
-        from albert_tf.data.task_data import load_multiple_choice_task
-        return load_multiple_choice_task(*custom_task_files(self.config.task),
-                                         name=self.config.task.name or "choice")
-
-    def build_inputs(self, data_config, input_context=None) -> tf.data.Dataset:
-        from albert_tf.data.task_data import multiple_choice_dataset
-        seed = data_config.shuffle_seed
-        if seed is None:
-            seed = self.config.runtime.seed
-        return multiple_choice_dataset(
-            self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
-            data_config.global_batch_size, data_config.is_training, seed, input_context)
-
-    def export_info(self):
-        from albert_tf.checkpoints import TaskInfo
-        task = self.config.task
-        return (TaskInfo(task=task.name or "choice", head="multiple_choice",
-                         max_seq_length=task.max_seq_length, do_lower_case=task.do_lower_case,
-                         text_pair=True), self._vocab_or_none())
-
-
 # Moved beside their heads (`albert_tf.heads`); the old names still resolve (PEP 562).
 _MOVED = {"ClassificationTask": "albert_tf.heads.classification",
           "load_task_data": "albert_tf.heads.classification",
+          "MultipleChoiceTask": "albert_tf.heads.multiple_choice",
           "TokenClassificationTask": "albert_tf.heads.token_classification"}
 __getattr__, __dir__ = lazy_exports(__name__, _MOVED, globals())
 
