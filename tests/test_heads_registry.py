@@ -241,7 +241,8 @@ def test_compression_export_and_converters_derive_from_the_heads():
 def test_training_task_is_the_heads_own_class():
     """Each trained head names its task class by reference (deferred import), no strings."""
     from albert_tf import heads
-    from albert_tf.training import squad_task, tasks
+    from albert_tf.heads import question_answering as squad_task
+    from albert_tf.training import tasks
     expected = {"classification": tasks.ClassificationTask,
                 "regression": tasks.ClassificationTask, "span": squad_task.SquadTask,
                 "token_classification": tasks.TokenClassificationTask,
@@ -451,3 +452,15 @@ def test_training_tasks_keeps_the_names_of_the_tasks_moved_beside_their_heads():
     assert tasks.ClassificationTask is classification.ClassificationTask
     assert tasks.load_task_data is classification.load_task_data
     assert "TokenClassificationTask" in dir(tasks)
+
+
+def test_squad_task_module_is_a_deprecated_alias():
+    import importlib
+    import sys
+
+    from albert_tf.heads import question_answering
+    sys.modules.pop("albert_tf.training.squad_task", None)
+    with pytest.warns(DeprecationWarning, match="albert_tf.training.squad_task is deprecated"):
+        old = importlib.import_module("albert_tf.training.squad_task")
+    assert old.SquadTask is question_answering.SquadTask
+    assert old.FILE_NAMES is question_answering.FILE_NAMES
