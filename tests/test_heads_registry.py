@@ -445,8 +445,10 @@ def test_token_classification_saved_model_tflite_runner(tmp_path_factory, exampl
 
 
 def test_training_tasks_keeps_the_names_of_the_tasks_moved_beside_their_heads():
-    from albert_tf.heads import classification, multiple_choice, token_classification
+    from albert_tf.heads import (classification, multiple_choice, pretraining,
+                                 token_classification)
     from albert_tf.training import tasks
+    assert tasks.PretrainingTask is pretraining.PretrainingTask
     assert tasks.MultipleChoiceTask is multiple_choice.MultipleChoiceTask
     assert tasks.TokenClassificationTask is token_classification.TokenClassificationTask
     assert tasks.ClassificationTask is classification.ClassificationTask
