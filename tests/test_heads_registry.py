@@ -466,3 +466,17 @@ def test_squad_task_module_is_a_deprecated_alias():
         old = importlib.import_module("albert_tf.training.squad_task")
     assert old.SquadTask is question_answering.SquadTask
     assert old.FILE_NAMES is question_answering.FILE_NAMES
+
+
+def test_task_names_and_file_headers_pick_a_heads_task_type():
+    """albert-tf-finetune's task type comes from the heads: a ``--task`` name a head claims
+    (SQuAD's), or a custom train file's header (the most specific head's columns first)."""
+    from albert_tf.heads import registry as heads
+    assert heads.for_task_name("SQuAD2").task_type == "squad"
+    assert heads.for_task_name("sst2") is None and heads.for_task_name(None) is None
+    assert heads.for_file_header(["tokens", "tags"]).name == "token_classification"
+    assert heads.for_file_header(["context", "choice_0", "choice_1", "label"]).name == \
+        "multiple_choice"
+    assert heads.for_file_header(["context", "choice_0", "choice_1", "tokens", "tags"]).name \
+        == "multiple_choice"
+    assert heads.for_file_header(["sentence", "label"]) is None

@@ -512,17 +512,16 @@ def _width_problem(path: str, row: list[str], header: list[str]) -> str:
 
 
 def detect_task_type(path: str) -> str | None:
-    """``multiple_choice`` or ``token_classification`` when the header of ``path`` is one
-    of those formats (`load_multiple_choice_task`, `load_token_classification_task`)."""
+    """The ``task.type`` whose format the header of ``path`` is (a head's ``file_header``:
+    ``multiple_choice``, `load_multiple_choice_task`; ``token_classification``,
+    `load_token_classification_task`), else None."""
+    import albert_tf.heads.registry as heads
     try:
         header, _ = _header_rows(path)
     except (TaskDataError, OSError):
         return None
-    if "context" in header and "choice_0" in header and "choice_1" in header:
-        return "multiple_choice"
-    if "tokens" in header and "tags" in header:
-        return "token_classification"
-    return None
+    head = heads.for_file_header(header)              # the heads' ``file_header``
+    return head.task_type if head is not None else None
 
 
 def load_multiple_choice_task(train_file: str, dev_file: str | None = None,

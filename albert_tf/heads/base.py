@@ -10,8 +10,10 @@ One `Head` subclass per head, registered with ``@register``, owns:
 ``head_layers``          the Keras names of the head's own layers: pruning's ``head`` group;
                          QAT quantizes the Dense ones (``quantize_head``)
 ``task_type`` /          the training task (``task.type`` of the experiment) and the
-``training_task``        `albert_tf.training.tasks.Task` that trains it (loss, metrics,
-                         features and labels), imported when it is asked for
+``training_task``        `albert_tf.training.task_base.Task` that trains it (loss, metrics,
+                         features and labels), defined beside the head
+``task_names`` /         what makes albert-tf-finetune pick its ``task.type``: a ``--task``
+``file_header``          name (SQuAD's), or the header columns of a custom train file
 ``text_inputs`` /        the SavedModel serving signature: raw-text input names and shapes,
 ``text_shape`` /         how they are tokenized, and the outputs (tensors and strings)
 ``tokenize`` /
@@ -74,6 +76,12 @@ class Head:
     #: ``task.type`` of the experiment whose training task builds this head (None: another
     #: head's task trains it, e.g. regression is trained by the classification task).
     task_type: str | None = None
+    #: ``--task`` names (lower case) that pick this head's ``task_type`` whatever
+    #: ``task.type`` says (span: the SQuAD names).
+    task_names: tuple[str, ...] = ()
+    #: the header columns of a custom train file that pick this head's ``task_type`` over the
+    #: default ``classification`` (token classification: ``tokens``, ``tags``).
+    file_header: tuple[str, ...] = ()
     labels_required = False
     #: whether the head's model takes text pairs (``task.json`` ``text_pair``) whatever the
     #: task (span: question and context: True; tagging: one text: False), or None: the task
@@ -128,7 +136,7 @@ class Head:
         raise NotImplementedError
 
     def training_task(self, config, **kwargs):
-        """The `albert_tf.training.tasks.Task` that trains this head on ``config`` (an
+        """The `albert_tf.training.task_base.Task` that trains this head on ``config`` (an
         `ExperimentConfig`); a head that is never trained has none."""
         raise NotImplementedError(f"the {self.name} head has no training task.")
 

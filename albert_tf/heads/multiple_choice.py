@@ -27,6 +27,7 @@ class MultipleChoiceHead(Head):
     head_layers = ("choice_scorer",)
     text_pair = True
     task_type = "multiple_choice"
+    file_header = ("context", "choice_0", "choice_1")
     lite_tokenizer = False
     hf_task = "ForMultipleChoice"                      # pooler -> dropout -> Linear(H, 1)
     hf_dense = "choice_scorer"

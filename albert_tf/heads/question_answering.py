@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 
+from albert_tf.data.task_data import SQUAD_TASKS
 from albert_tf.heads import span
 from albert_tf.heads.base import Head, lazy_tf
 from albert_tf.heads.registry import register
@@ -27,6 +28,7 @@ class SpanHead(Head):
     head_layers = ("span",)
     text_pair = True
     task_type = "squad"
+    task_names = SQUAD_TASKS
     sdk_outputs = {
         "end_logits": (f"Logits of the answer end per input position: {span.SDK_SPAN_MASK:g} "
                        "outside the context; the end of albert-tf's best span raised by "

@@ -99,6 +99,22 @@ def for_task_type(task_type: str) -> "Head":
                      f"{sorted(task_types())}.")
 
 
+def for_task_name(name: str) -> "Head | None":
+    """The trained head whose ``task_names`` hold ``--task`` name ``name`` (any case; e.g.
+    ``squad``: span), else None."""
+    name = (name or "").lower()
+    return next((head for head in HEADS.values() if name in head.task_names), None)
+
+
+def for_file_header(header: Iterable[str]) -> "Head | None":
+    """The trained head whose ``file_header`` columns are all in ``header`` (a custom train
+    file's first row), the one naming the most columns first; None when none is."""
+    columns = set(header)
+    matching = [head for head in HEADS.values()
+                if head.file_header and set(head.file_header) <= columns]
+    return max(matching, key=lambda head: len(head.file_header), default=None)
+
+
 def head_layer_names(heads: Iterable["Head"] | None = None) -> tuple[str, ...]:
     """The Keras layer names of the heads' own layers (``head_layers``; default: every
     registered head), each once, in registry order: pruning's ``head`` group, the head

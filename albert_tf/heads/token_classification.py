@@ -26,6 +26,7 @@ class TokenClassificationHead(Head):
     head_layers = ("token_classifier",)
     text_pair = False
     task_type = "token_classification"
+    file_header = ("tokens", "tags")
     labels_required = True
     lite_tokenizer = False
     hf_task = "ForTokenClassification"                 # dropout -> classifier, no pooler

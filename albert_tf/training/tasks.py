@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from albert_tf import resources
-from albert_tf.data.task_data import SQUAD_TASKS
+import albert_tf.heads.registry as heads
 from albert_tf.lazy import lazy_exports
 from albert_tf.training.experiment_config import ExperimentConfig
 from albert_tf.training.preflight import (TASK_FILES, InputDataError,  # noqa: F401
@@ -37,16 +37,18 @@ def resolve_task_type(task) -> str:
     """The ``task.type`` that trains ``task`` (the ``task`` section of a finetuning
     experiment), decided once here for albert-tf-finetune:
 
-    - a SQuAD task name (`SQUAD_TASKS`, any case): ``squad``, whatever the type says;
+    - a task name a head claims (``task_names``: the SQuAD names, any case): that head's
+      type (``squad``), whatever the type says;
     - the default type ``classification`` on a custom task whose train file's header asks
-      for another head (`custom_task_type`: multiple choice, token classification): that
-      head's type;
+      for another head (`custom_task_type`, the heads' ``file_header``: multiple choice,
+      token classification): that head's type;
     - else ``task.type`` as given (an explicit ``task.type`` is kept).
 
     Relative custom files are read from ``task.data_dir``: resolve it first.
     """
-    if (task.name or "").lower() in SQUAD_TASKS:
-        return "squad"
+    named = heads.for_task_name(task.name)            # the heads' ``task_names``
+    if named is not None:
+        return named.task_type
     if task.type == "classification":
         return custom_task_type(task) or task.type
     return task.type
