@@ -92,7 +92,7 @@ def test_sdk_heads_describe_their_outputs():
 
 def _imports(rel, module_level_only=False):
     """The modules ``rel`` imports (only those its body runs at import, when asked: not in
-    functions; class bodies run)."""
+    functions nor ``if TYPE_CHECKING:``; class bodies run)."""
     with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
         tree = ast.parse(f.read())
     names, todo = set(), list(tree.body)
@@ -102,7 +102,8 @@ def _imports(rel, module_level_only=False):
             names.add(node.module)
         elif isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
-        if module_level_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if module_level_only and (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or (
+                isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")):
             continue
         todo += list(ast.iter_child_nodes(node))
     return names
@@ -115,11 +116,12 @@ def _head_modules():
 
 
 def test_imports_finds_module_level_and_deferred_imports(tmp_path):
-    (tmp_path / "m.py").write_text("import os\nclass A:\n    import json\n"
+    (tmp_path / "m.py").write_text("import os\nif TYPE_CHECKING:\n    import abc\n"
+                                   "class A:\n    import json\n"
                                    "    def f(self):\n        import re\n"
                                    "def g():\n    from albert_tf import training\n")
     rel = os.path.relpath(str(tmp_path / "m.py"), ROOT)
-    assert _imports(rel) == {"os", "json", "re", "albert_tf"}
+    assert _imports(rel) == {"os", "abc", "json", "re", "albert_tf"}
     assert _imports(rel, module_level_only=True) == {"os", "json"}
 
 
@@ -480,3 +482,23 @@ def test_task_names_and_file_headers_pick_a_heads_task_type():
     assert heads.for_file_header(["context", "choice_0", "choice_1", "tokens", "tags"]).name \
         == "multiple_choice"
     assert heads.for_file_header(["sentence", "label"]) is None
+
+
+def test_builders_live_beside_their_heads_and_keep_their_names():
+    """Each task model's builder is in its head's module; the public names still resolve."""
+    import albert_tf
+    from albert_tf import models
+    from albert_tf.checkpoints import build_task_model
+    from albert_tf.heads import (classification, multiple_choice, question_answering,
+                                 token_classification)
+    from albert_tf.models import task_models
+    homes = {"build_classifier": classification, "build_regressor": classification,
+             "build_span_extractor": question_answering,
+             "build_token_classifier": token_classification,
+             "build_multiple_choice": multiple_choice}
+    for name, module in homes.items():
+        builder = getattr(module, name)
+        assert getattr(albert_tf, name) is builder, name
+        assert getattr(models, name) is builder and getattr(task_models, name) is builder
+        assert name in dir(models) and name in models.__all__, name
+    assert albert_tf.build_task_model is build_task_model

@@ -5,6 +5,8 @@ TensorFlow is imported only when a function runs."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 
 import numpy as np
@@ -14,6 +16,10 @@ from albert_tf.data.task_data import SENTEVAL_TASKS
 from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
 from albert_tf.heads.registry import register
 from albert_tf.training.task_base import TextTask, custom_task_files, resolve_path
+
+if TYPE_CHECKING:
+    from albert_tf.backend import keras
+    from albert_tf.config import AlbertConfig
 
 
 @register
@@ -40,7 +46,6 @@ class ClassificationHead(Head):
         return ClassificationTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.task_models import build_classifier
         return build_classifier(config, len(info.label_list), **build_kwargs)
 
     def outputs(self, source, outputs, features, sep_id):
@@ -86,7 +91,6 @@ class RegressionHead(Head):
         return ClassificationTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.task_models import build_regressor
         return build_regressor(config, **build_kwargs)
 
     def outputs(self, source, outputs, features, sep_id):
@@ -104,6 +108,36 @@ class RegressionHead(Head):
 
     def decode(self, runner, outs, rows, example):
         return {"value": float(np.reshape(outs[0]["value"], [-1])[0])}
+
+
+# -------------------------------------------------------------------------- model
+def build_classifier(config: "AlbertConfig", num_classes: int, seq_length: int | None = None,
+                     name: str = "albert_classifier") -> "keras.Model":
+    """Sequence classification: ``logits [B, num_classes]`` from the pooled ``[CLS]``."""
+    from albert_tf.backend import keras
+    from albert_tf.models.task_models import dropout_rate, encode, head_dense
+    from albert_tf.networks.encoder import AlbertFunctionalModel
+    if num_classes < 2:
+        raise ValueError(f"num_classes must be >= 2, got {num_classes}; use build_regressor "
+                         "for a single real-valued output.")
+    inputs, encoded = encode(config, seq_length)
+    x = keras.layers.Dropout(dropout_rate(config), name="classifier_dropout")(
+        encoded["pooled_output"])
+    logits = head_dense(num_classes, config, "classifier")(x)
+    return AlbertFunctionalModel(inputs, {"logits": logits}, albert_config=config, name=name)
+
+
+def build_regressor(config: "AlbertConfig", seq_length: int | None = None,
+                    name: str = "albert_regressor") -> "keras.Model":
+    """Sequence regression (e.g. STS-B): ``value [B, 1]`` from the pooled ``[CLS]``."""
+    from albert_tf.backend import keras
+    from albert_tf.models.task_models import dropout_rate, encode, head_dense
+    from albert_tf.networks.encoder import AlbertFunctionalModel
+    inputs, encoded = encode(config, seq_length)
+    x = keras.layers.Dropout(dropout_rate(config), name="classifier_dropout")(
+        encoded["pooled_output"])
+    value = head_dense(1, config, "regressor")(x)
+    return AlbertFunctionalModel(inputs, {"value": value}, albert_config=config, name=name)
 
 
 # ------------------------------------------------------------------ training task

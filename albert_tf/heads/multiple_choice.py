@@ -3,6 +3,8 @@ task beside it (`MultipleChoiceTask`). TensorFlow is imported only when a functi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
@@ -10,6 +12,10 @@ from albert_tf.heads.classification import ClassificationTask
 from albert_tf.heads.decoding import softmax
 from albert_tf.heads.registry import register
 from albert_tf.training.task_base import custom_task_files
+
+if TYPE_CHECKING:
+    from albert_tf.backend import keras
+    from albert_tf.config import AlbertConfig
 
 
 @register
@@ -37,7 +43,6 @@ class MultipleChoiceHead(Head):
         return MultipleChoiceTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.task_models import build_multiple_choice
         build_kwargs.pop("seq_length", None)   # any number of choices and length
         return build_multiple_choice(config, **build_kwargs)
 
@@ -89,6 +94,35 @@ class MultipleChoiceHead(Head):
                 "probabilities": probs.tolist()}
 
 
+# -------------------------------------------------------------------------- model
+def build_multiple_choice(config: "AlbertConfig", num_choices: int | None = None,
+                          seq_length: int | None = None,
+                          name: str = "albert_multiple_choice") -> "keras.Model":
+    """Multiple choice (SWAG, RACE; `MultipleChoiceHead`): inputs ``[B, C, S]``, ``logits
+    [B, C]``.
+
+    The C choices are folded into the batch (``[B * C, S]``), scored from the pooled
+    ``[CLS]`` by a Dense(1), and unfolded. ``num_choices`` / ``seq_length`` None: any C
+    and S (the weights do not depend on either).
+    """
+    from albert_tf.backend import keras
+    from albert_tf.layers import FoldChoices, UnfoldChoices
+    from albert_tf.models.task_models import dropout_rate, head_dense
+    from albert_tf.networks.encoder import INPUT_NAMES, AlbertFunctionalModel, encoder_graph
+    inputs = {n: keras.Input(shape=(num_choices, seq_length), dtype="int32", name=n)
+              for n in INPUT_NAMES}
+    flat = {n: FoldChoices(name=f"fold_{n}")(t) for n, t in inputs.items()}
+    encoded = encoder_graph(config, flat)
+    encoded.pop("_embeddings")
+    x = keras.layers.Dropout(dropout_rate(config), name="classifier_dropout")(
+        encoded["pooled_output"])
+    scores = head_dense(1, config, "choice_scorer")(x)                   # [B * C, 1]
+    logits = UnfoldChoices(num_choices, name="unfold_choices")(
+        scores if num_choices else [scores, inputs["input_word_ids"]])
+    return AlbertFunctionalModel(inputs, {"logits": logits}, albert_config=config, name=name)
+
+
+# ------------------------------------------------------------------ training task
 class MultipleChoiceTask(ClassificationTask):
     """Pick the right second text among C (`albert_tf.data.task_data.load_multiple_choice_task`
     format); softmax cross-entropy over the C scores, accuracy (the classification task's

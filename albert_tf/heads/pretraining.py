@@ -53,6 +53,7 @@ class PretrainingHead(Head):
         return {k: tf.cast(v, tf.float32) for k, v in encoded.items()}
 
 
+# ------------------------------------------------------------------ training task
 def _expand_files(pattern: str) -> list[str]:
     """The files of comma-separated glob ``pattern`` (each part must match one)."""
     from albert_tf.training.preflight import no_match_error
@@ -67,7 +68,6 @@ def _expand_files(pattern: str) -> list[str]:
     return files
 
 
-# ------------------------------------------------------------------ training task
 class PretrainingTask(Task):
     """Masked LM + sentence-order prediction on the TFRecords of
     ``albert-tf-create-pretraining-data`` (``task.train_data.source: records``) or on raw
@@ -223,6 +223,3 @@ class PretrainingTask(Task):
         return {"mlm_loss": mlm_loss, "mlm_accuracy": float(np.sum(outputs["mlm_correct"]) / weight),
                 "sop_loss": sop_loss, "sop_accuracy": float(np.sum(outputs["sop_correct"]) / n),
                 "loss": mlm_loss + sop_loss, "examples": float(n)}
-
-
-# ------------------------------------------------ multiple choice, token classification

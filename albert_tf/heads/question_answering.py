@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import os
 
@@ -18,6 +20,10 @@ from albert_tf.heads.base import Head, lazy_tf
 from albert_tf.heads.registry import register
 from albert_tf.heads.span import best_spans, sdk_span_logits
 from albert_tf.training.task_base import Task, TextTask, resolve_path
+
+if TYPE_CHECKING:
+    from albert_tf.backend import keras
+    from albert_tf.config import AlbertConfig
 
 
 @register
@@ -48,7 +54,6 @@ class SpanHead(Head):
         return SquadTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.task_models import build_span_extractor
         return build_span_extractor(config, **build_kwargs)
 
     def text_inputs(self, info):
@@ -86,6 +91,20 @@ class SpanHead(Head):
 
     def decode(self, runner, outs, rows, example):
         return span.decode_answer(runner, outs[0], rows[0] if rows else None)
+
+
+# -------------------------------------------------------------------------- model
+def build_span_extractor(config: "AlbertConfig", seq_length: int | None = None,
+                         name: str = "albert_span_extractor") -> "keras.Model":
+    """SQuAD-style span extraction: ``start_logits``, ``end_logits`` ``[B, S]`` (pads masked)."""
+    from albert_tf.layers import SpanLogits
+    from albert_tf.models.task_models import encode
+    from albert_tf.networks.encoder import AlbertFunctionalModel
+    inputs, encoded = encode(config, seq_length)
+    start, end = SpanLogits(config.initializer_range, name="span")(
+        [encoded["sequence_output"], inputs["input_mask"]])
+    return AlbertFunctionalModel(inputs, {"start_logits": start, "end_logits": end},
+                                 albert_config=config, name=name)
 
 
 # ------------------------------------------------------------------ training task

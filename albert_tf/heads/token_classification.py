@@ -4,12 +4,18 @@ runner, interop) and its training task (`TokenClassificationTask`, Model Garden'
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
 from albert_tf.heads.decoding import word_labels
 from albert_tf.heads.registry import register
 from albert_tf.training.task_base import TextTask, custom_task_files
+
+if TYPE_CHECKING:
+    from albert_tf.backend import keras
+    from albert_tf.config import AlbertConfig
 
 
 @register
@@ -38,7 +44,6 @@ class TokenClassificationHead(Head):
         return TokenClassificationTask(config, **kwargs)
 
     def build_model(self, config, info, **build_kwargs):
-        from albert_tf.models.task_models import build_token_classifier
         return build_token_classifier(config, len(info.label_list), **build_kwargs)
 
     def outputs(self, source, outputs, features, sep_id):
@@ -58,6 +63,22 @@ class TokenClassificationHead(Head):
         return {"words": words, "labels": [runner.labels[i] for i in labels]}
 
 
+# -------------------------------------------------------------------------- model
+def build_token_classifier(config: "AlbertConfig", num_classes: int,
+                           seq_length: int | None = None,
+                           name: str = "albert_token_classifier") -> "keras.Model":
+    """Per-token tagging (NER, POS): ``logits [B, S, num_classes]``."""
+    from albert_tf.backend import keras
+    from albert_tf.models.task_models import dropout_rate, encode, head_dense
+    from albert_tf.networks.encoder import AlbertFunctionalModel
+    inputs, encoded = encode(config, seq_length)
+    x = keras.layers.Dropout(dropout_rate(config), name="classifier_dropout")(
+        encoded["sequence_output"])
+    logits = head_dense(num_classes, config, "token_classifier")(x)
+    return AlbertFunctionalModel(inputs, {"logits": logits}, albert_config=config, name=name)
+
+
+# ------------------------------------------------------------------ training task
 class TokenClassificationTask(TextTask):
     """Tag every word (`albert_tf.data.task_data.load_token_classification_task` format): the
     loss and the metrics are on each word's first piece; main metric: micro F1 of the
