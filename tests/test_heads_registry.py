@@ -502,3 +502,23 @@ def test_builders_live_beside_their_heads_and_keep_their_names():
         assert getattr(models, name) is builder and getattr(task_models, name) is builder
         assert name in dir(models) and name in models.__all__, name
     assert albert_tf.build_task_model is build_task_model
+
+
+def test_custom_file_readers_live_beside_their_heads_and_keep_their_names():
+    from albert_tf.data import task_data
+    from albert_tf.heads import multiple_choice, registry, token_classification
+    moved = {multiple_choice: ("MULTIPLE_CHOICE_SYNTAX", "load_multiple_choice_task",
+                               "multiple_choice_dataset"),
+             token_classification: ("TOKEN_CLASSIFICATION_SYNTAX",
+                                    "load_token_classification_task", "encode_tagged",
+                                    "token_classification_dataset")}
+    for module, names in moved.items():
+        for name in names:
+            assert getattr(task_data, name) is getattr(module, name), name
+            assert name in dir(task_data), name
+    # the known tasks list each custom format from its head, most specific first
+    assert [h.name for h in registry.custom_heads()] == ["multiple_choice",
+                                                         "token_classification"]
+    text = task_data.known_tasks()
+    assert all(head.custom_syntax in text for head in registry.custom_heads())
+    assert text.index("multiple choice:") < text.index("token classification:")

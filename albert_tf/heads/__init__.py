@@ -22,8 +22,8 @@ Adding a head: its module here (a `Head` subclass with ``@register``), its line 
 tests and docs. Library code imports the registry module, ``import albert_tf.heads.registry
 as heads`` (Python initialises this package first, so every built-in head is registered, and
 neither the import graph nor BUILD gets an edge back to the heads); nothing a head module
-imports may import this package. Nothing here imports TensorFlow at import time (the TFLite runner uses
-it without TensorFlow).
+imports may import this package. Nothing here imports TensorFlow at import time (the TFLite
+runner uses it without TensorFlow).
 """
 
 # The built-in heads, in registry order (each module registers its heads when imported).
@@ -34,6 +34,7 @@ from albert_tf.heads import multiple_choice  # noqa: F401
 from albert_tf.heads import pretraining  # noqa: F401
 from albert_tf.heads import embedding  # noqa: F401  (export only)
 from albert_tf.heads.base import Head, TaskHead  # noqa: F401
-from albert_tf.heads.registry import (EXPORT_HEADS, HEADS, every_head, for_hf_task,  # noqa: F401
-                                      for_keras_hub_task, for_task_type, get, head_layer_names,
-                                      hf_heads, onnx_heads, register, sdk_heads, task_types)
+from albert_tf.heads.registry import (  # noqa: F401
+    EXPORT_HEADS, HEADS, custom_heads, every_head, for_file_header, for_hf_task,
+    for_keras_hub_task, for_task_name, for_task_type, get, head_layer_names, hf_heads,
+    onnx_heads, register, sdk_heads, task_types)

@@ -13,7 +13,8 @@ One `Head` subclass per head, registered with ``@register``, owns:
 ``training_task``        `albert_tf.training.task_base.Task` that trains it (loss, metrics,
                          features and labels), defined beside the head
 ``task_names`` /         what makes albert-tf-finetune pick its ``task.type``: a ``--task``
-``file_header``          name (SQuAD's), or the header columns of a custom train file
+``file_header`` /        name (SQuAD's), or the header columns of a custom train file (and
+``custom_syntax``        how to train on one, listed with the known tasks)
 ``text_inputs`` /        the SavedModel serving signature: raw-text input names and shapes,
 ``text_shape`` /         how they are tokenized, and the outputs (tensors and strings)
 ``tokenize`` /
@@ -82,6 +83,9 @@ class Head:
     #: the header columns of a custom train file that pick this head's ``task_type`` over the
     #: default ``classification`` (token classification: ``tokens``, ``tags``).
     file_header: tuple[str, ...] = ()
+    #: how to train on such a file, for the list of known tasks (`albert_tf.data.task_data.
+    #: known_tasks`): ``"<what>: <flags> (header <columns>)"``.
+    custom_syntax = ""
     labels_required = False
     #: whether the head's model takes text pairs (``task.json`` ``text_pair``) whatever the
     #: task (span: question and context: True; tagging: one text: False), or None: the task

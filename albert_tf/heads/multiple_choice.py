@@ -1,12 +1,17 @@
-"""The multiple-choice head: one of C candidate second texts for a context, and its training
-task beside it (`MultipleChoiceTask`). TensorFlow is imported only when a function runs."""
+"""The multiple-choice head: one of C candidate second texts for a context. One module: the
+head (export, runner, interop), its model (`build_multiple_choice`), its data
+(`load_multiple_choice_task`, `multiple_choice_dataset`) and its training task
+(`MultipleChoiceTask`). TensorFlow is imported only when a function runs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from albert_tf.data.task_data import (Example, TaskData, TaskDataError, bad_row,
+                                      batch_slices, numbered_header_rows, width_problem)
 from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
 from albert_tf.heads.classification import ClassificationTask
 from albert_tf.heads.decoding import softmax
@@ -16,6 +21,9 @@ from albert_tf.training.task_base import custom_task_files
 if TYPE_CHECKING:
     from albert_tf.backend import keras
     from albert_tf.config import AlbertConfig
+
+MULTIPLE_CHOICE_SYNTAX = ("--task=NAME --params_override=task.type=multiple_choice,"
+                          "task.train_file=train.tsv,task.dev_file=dev.tsv")
 
 
 @register
@@ -34,6 +42,8 @@ class MultipleChoiceHead(Head):
     text_pair = True
     task_type = "multiple_choice"
     file_header = ("context", "choice_0", "choice_1")
+    custom_syntax = (f"multiple choice: {MULTIPLE_CHOICE_SYNTAX} (header context, choice_0, "
+                     "choice_1, ..., label)")
     lite_tokenizer = False
     hf_task = "ForMultipleChoice"                      # pooler -> dropout -> Linear(H, 1)
     hf_dense = "choice_scorer"
@@ -122,19 +132,90 @@ def build_multiple_choice(config: "AlbertConfig", num_choices: int | None = None
     return AlbertFunctionalModel(inputs, {"logits": logits}, albert_config=config, name=name)
 
 
+# --------------------------------------------------------------------------- data
+def load_multiple_choice_task(train_file: str, dev_file: str | None = None,
+                              test_file: str | None = None, name: str = "multiple_choice",
+                              context_column: str = "context", label_column: str = "label"
+                              ) -> TaskData:
+    """A multiple-choice task: pick the right second text for a context.
+
+    Format: TSV (CSV for ``.csv``) with a header ``context<TAB>choice_0<TAB>...<TAB>
+    choice_{C-1}<TAB>label``; ``label`` is the 0-based index of the right choice (may be
+    absent in the test file). Every file has the same C >= 2. Examples are
+    ``Example(text_a=context, text_b=(choice_0, ...), label="<index>")``; ``label_list`` is
+    ``["0", ..., "C-1"]``; the metric is accuracy.
+    """
+    splits, num = [], None
+    skipped: dict = {}
+    for path in (train_file, dev_file, test_file):
+        if path is None:
+            splits.append([])
+            continue
+        header, rows = numbered_header_rows(path)
+        if context_column not in header:
+            raise TaskDataError(f"{path}: no column {context_column!r} in header {header} "
+                                "(multiple choice: context, choice_0, choice_1, ..., label)")
+        choices = [i for i, h in enumerate(header) if h.startswith("choice_")]
+        if len(choices) < 2 or (num is not None and len(choices) != num):
+            raise TaskDataError(f"{path}: {len(choices)} choice_* columns; need >= 2, the "
+                                "same number in every file")
+        num = len(choices)
+        ic = header.index(context_column)
+        il = header.index(label_column) if label_column in header else None
+        out = []
+        for line, row in rows:
+            if len(row) != len(header):
+                raise bad_row(path, line, width_problem(path, row, header))
+            label = None
+            if il is not None:
+                label = row[il].strip()
+                if not label.isdigit() or int(label) >= num:
+                    raise bad_row(path, line, f"label {label!r} is not the index of one of "
+                                   f"its {num} choices (0 to {num - 1})")
+            out.append(Example(row[ic].strip(), tuple(row[i].strip() for i in choices), label))
+        skipped[os.path.basename(path)] = 0
+        splits.append(out)
+    return TaskData(name, splits[0], splits[1], splits[2], [str(i) for i in range(num)],
+                    False, "accuracy", skipped)
+
+
+def multiple_choice_dataset(examples: Sequence[Example], tokenizer, max_seq_length: int,
+                            batch_size: int, is_training: bool, seed: int | None = None,
+                            input_context=None):
+    """(features, labels) batches; features int32 ``[B, C, S]`` (S: the longest packed
+    (context, choice) pair of ``examples``, at most ``max_seq_length``), labels int32
+    ``[B]`` (-1 when missing)."""
+    from albert_tf.backend import tf
+    if not examples:
+        raise TaskDataError("no examples")
+    packed = [[tokenizer.pack(ex.text_a, c, max_seq_length, pad=False) for c in ex.text_b]
+              for ex in examples]
+    seq = max(len(p["input_word_ids"]) for rows in packed for p in rows)
+    arrays = {}
+    for name, fill in (("input_word_ids", tokenizer.pad_id), ("input_mask", 0),
+                       ("input_type_ids", 0)):
+        out = np.full((len(packed), len(packed[0]), seq), fill, np.int32)
+        for i, rows in enumerate(packed):
+            for j, p in enumerate(rows):
+                values = p[name] if name != "input_mask" else [1] * len(p["input_word_ids"])
+                out[i, j, :len(values)] = values
+        arrays[name] = out
+    labels = np.array([-1 if ex.label is None else int(ex.label) for ex in examples], np.int32)
+    return batch_slices(tf.data.Dataset.from_tensor_slices((arrays, labels)), len(labels),
+                        batch_size, is_training, seed, input_context)
+
+
 # ------------------------------------------------------------------ training task
 class MultipleChoiceTask(ClassificationTask):
-    """Pick the right second text among C (`albert_tf.data.task_data.load_multiple_choice_task`
+    """Pick the right second text among C (`load_multiple_choice_task`
     format); softmax cross-entropy over the C scores, accuracy (the classification task's
     loss and metrics on ``logits [B, C]``)."""
 
     def load_task_data(self):
-        from albert_tf.data.task_data import load_multiple_choice_task
         return load_multiple_choice_task(*custom_task_files(self.config.task),
                                          name=self.config.task.name or "choice")
 
     def build_inputs(self, data_config, input_context=None):
-        from albert_tf.data.task_data import multiple_choice_dataset
         return multiple_choice_dataset(
             self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
             data_config.global_batch_size, data_config.is_training, self.seed(data_config),

@@ -106,13 +106,18 @@ def for_task_name(name: str) -> "Head | None":
     return next((head for head in HEADS.values() if name in head.task_names), None)
 
 
+def custom_heads() -> tuple["Head", ...]:
+    """The trained heads read from a custom file of their own format (``file_header``), the
+    one naming the most columns first (the order their formats are matched and listed)."""
+    return tuple(sorted((head for head in HEADS.values() if head.file_header),
+                        key=lambda head: -len(head.file_header)))
+
+
 def for_file_header(header: Iterable[str]) -> "Head | None":
     """The trained head whose ``file_header`` columns are all in ``header`` (a custom train
     file's first row), the one naming the most columns first; None when none is."""
     columns = set(header)
-    matching = [head for head in HEADS.values()
-                if head.file_header and set(head.file_header) <= columns]
-    return max(matching, key=lambda head: len(head.file_header), default=None)
+    return next((head for head in custom_heads() if set(head.file_header) <= columns), None)
 
 
 def head_layer_names(heads: Iterable["Head"] | None = None) -> tuple[str, ...]:

@@ -1,13 +1,18 @@
-"""The token-classification head: a tag for every word. One module: the head (model, export,
-runner, interop) and its training task (`TokenClassificationTask`, Model Garden's
-``tasks/tagging.py``). TensorFlow is imported only when a function runs."""
+"""The token-classification head: a tag for every word. One module (Model Garden's
+``tasks/tagging.py``): the head (export, runner, interop), its model
+(`build_token_classifier`), its data (`load_token_classification_task`,
+`token_classification_dataset`) and its training task (`TokenClassificationTask`).
+TensorFlow is imported only when a function runs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from albert_tf.data.task_data import (Example, TaskData, TaskDataError, bad_row,
+                                      batch_slices, numbered_header_rows, width_problem)
 from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
 from albert_tf.heads.decoding import word_labels
 from albert_tf.heads.registry import register
@@ -16,6 +21,9 @@ from albert_tf.training.task_base import TextTask, custom_task_files
 if TYPE_CHECKING:
     from albert_tf.backend import keras
     from albert_tf.config import AlbertConfig
+
+TOKEN_CLASSIFICATION_SYNTAX = ("--task=NAME --params_override=task.type=token_classification,"
+                               "task.train_file=train.tsv,task.dev_file=dev.tsv")
 
 
 @register
@@ -33,6 +41,8 @@ class TokenClassificationHead(Head):
     text_pair = False
     task_type = "token_classification"
     file_header = ("tokens", "tags")
+    custom_syntax = (f"token classification: {TOKEN_CLASSIFICATION_SYNTAX} (header tokens, "
+                     "tags)")
     labels_required = True
     lite_tokenizer = False
     hf_task = "ForTokenClassification"                 # dropout -> classifier, no pooler
@@ -78,23 +88,121 @@ def build_token_classifier(config: "AlbertConfig", num_classes: int,
     return AlbertFunctionalModel(inputs, {"logits": logits}, albert_config=config, name=name)
 
 
+# --------------------------------------------------------------------------- data
+def load_token_classification_task(train_file: str, dev_file: str | None = None,
+                                   test_file: str | None = None,
+                                   name: str = "token_classification",
+                                   label_list: Sequence[str] | None = None,
+                                   tokens_column: str = "tokens", tags_column: str = "tags"
+                                   ) -> TaskData:
+    """A token (word) classification task: one tag per whitespace-separated word.
+
+    Format: TSV (CSV for ``.csv``) with a header ``tokens<TAB>tags``: the words of a
+    sentence separated by single spaces, and as many tags, also space-separated (``O`` for
+    untagged words, by convention). ``tags`` may be absent in the test file. Examples are
+    ``Example(text_a="w1 w2 ...", label=("T1", "T2", ...))``; ``label_list`` defaults to
+    the sorted tags of the train file; the metric is ``f1``: micro F1 over the words whose
+    gold or predicted tag is not ``O`` (`albert_tf.training.metrics.tagging_metrics`).
+    """
+    splits: list[list[Example]] = []
+    skipped: dict = {}
+    given_labels = bool(label_list)
+    label_list = list(label_list) if label_list else None
+    for path in (train_file, dev_file, test_file):
+        if path is None:
+            splits.append([])
+            continue
+        header, rows = numbered_header_rows(path)
+        if tokens_column not in header:
+            raise TaskDataError(f"{path}: no column {tokens_column!r} in header {header} "
+                                "(token classification: tokens, tags)")
+        it = header.index(tokens_column)
+        ig = header.index(tags_column) if tags_column in header else None
+        out = []
+        for line, row in rows:
+            if len(row) != len(header):
+                raise bad_row(path, line, width_problem(path, row, header))
+            words = row[it].split()
+            tags = tuple(row[ig].split()) if ig is not None else None
+            if not words:
+                raise bad_row(path, line, "no words")
+            if tags is not None and len(tags) != len(words):
+                raise bad_row(path, line, f"{len(words)} words but {len(tags)} tags")
+            unknown = sorted(set(tags) - set(label_list)) if tags and label_list else []
+            if unknown:
+                known = ("task.label_list" if given_labels else
+                         f"the tags of the train file {train_file}")
+                raise bad_row(path, line, f"tag {unknown[0]!r} is not one of the task's tags "
+                               f"({', '.join(label_list)}: {known}), so no model of this "
+                               "task can answer it")
+            out.append(Example(" ".join(words), None, tags))
+        skipped[os.path.basename(path)] = 0
+        splits.append(out)
+        if label_list is None:             # the train file's tags: dev and test are checked
+            label_list = sorted({t for e in out for t in (e.label or ())})
+    return TaskData(name, splits[0], splits[1], splits[2], list(label_list), False, "f1",
+                    skipped)
+
+
+def encode_tagged(example: Example, tokenizer, max_seq_length: int,
+                  label_index: dict[str, int] | None) -> tuple[list[int], list[int]]:
+    """(packed ids, labels): ``[CLS] pieces [SEP]``; each word's first piece carries its tag
+    index (-2 for an untagged word), every other position -1 (negative labels are ignored
+    by the loss and the metrics). Each word is encoded on its own, so its pieces are known
+    whatever the vocabulary (SentencePiece: ``▁`` starts the word; WordPiece: ``##``
+    continues it; neither is looked at)."""
+    ids, labels = [tokenizer.cls_id], [-1]
+    tags = example.label or [None] * len(example.text_a.split())
+    for word, tag in zip(example.text_a.split(), tags):
+        pieces = tokenizer.encode(word)
+        if not pieces:
+            continue
+        if len(ids) + len(pieces) > max_seq_length - 1:
+            break
+        ids += pieces
+        first = -2 if tag is None or label_index is None else label_index[tag]
+        labels += [first] + [-1] * (len(pieces) - 1)
+    return ids + [tokenizer.sep_id], labels + [-1]
+
+
+def token_classification_dataset(examples: Sequence[Example], tokenizer, max_seq_length: int,
+                                 batch_size: int, is_training: bool, label_list: Sequence[str],
+                                 seed: int | None = None, input_context=None):
+    """(features, labels) batches; features int32 ``[B, S]``, labels int32 ``[B, S]`` (-1:
+    not a word's first piece, -2: a first piece without a tag); S = ``max_seq_length``."""
+    from albert_tf.backend import tf
+    if not examples:
+        raise TaskDataError("no examples")
+    index = {t: i for i, t in enumerate(label_list)}
+    n, seq = len(examples), max_seq_length
+    arrays = {"input_word_ids": np.full((n, seq), tokenizer.pad_id, np.int32),
+              "input_mask": np.zeros((n, seq), np.int32),
+              "input_type_ids": np.zeros((n, seq), np.int32)}
+    labels = np.full((n, seq), -1, np.int32)
+    for i, ex in enumerate(examples):
+        ids, tags = encode_tagged(ex, tokenizer, seq, index)
+        arrays["input_word_ids"][i, :len(ids)] = ids
+        arrays["input_mask"][i, :len(ids)] = 1
+        labels[i, :len(tags)] = tags
+    return batch_slices(tf.data.Dataset.from_tensor_slices((arrays, labels)), len(labels),
+                        batch_size, is_training, seed, input_context)
+
+
 # ------------------------------------------------------------------ training task
 class TokenClassificationTask(TextTask):
-    """Tag every word (`albert_tf.data.task_data.load_token_classification_task` format): the
+    """Tag every word (`load_token_classification_task` format): the
     loss and the metrics are on each word's first piece; main metric: micro F1 of the
     tags other than ``O`` (`albert_tf.training.metrics.tagging_metrics`)."""
 
     main_metric = "f1"
 
     def load_task_data(self):
-        from albert_tf.data.task_data import load_token_classification_task
         task = self.config.task
         return load_token_classification_task(*custom_task_files(task),
                                               name=task.name or "tagging",
                                               label_list=task.label_list or None)
 
     def build_inputs(self, data_config, input_context=None):
-        from albert_tf.data.task_data import token_classification_dataset
         return token_classification_dataset(
             self.examples(data_config.split), self.tokenizer, self.config.task.max_seq_length,
             data_config.global_batch_size, data_config.is_training,
