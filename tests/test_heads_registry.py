@@ -522,3 +522,15 @@ def test_custom_file_readers_live_beside_their_heads_and_keep_their_names():
     text = task_data.known_tasks()
     assert all(head.custom_syntax in text for head in registry.custom_heads())
     assert text.index("multiple choice:") < text.index("token classification:")
+
+
+def test_example_data_is_the_heads_and_keeps_its_names():
+    from albert_tf.data import examples
+    from albert_tf.heads import multiple_choice, registry, token_classification
+    assert examples.TASKS == ("rte_choice", "sst2_tags")
+    assert [h.example_task for h in registry.every_head().values() if h.example_task] == [
+        "sst2_tags", "rte_choice"]                                  # registry order
+    assert examples.rte_choice is multiple_choice.rte_choice
+    assert examples.sst2_tags is token_classification.sst2_tags
+    assert examples.sentiment_lexicon is token_classification.sentiment_lexicon
+    assert examples.TAGS == ("NEG", "O", "POS")

@@ -15,6 +15,8 @@ One `Head` subclass per head, registered with ``@register``, owns:
 ``task_names`` /         what makes albert-tf-finetune pick its ``task.type``: a ``--task``
 ``file_header`` /        name (SQuAD's), or the header columns of a custom train file (and
 ``custom_syntax``        how to train on one, listed with the known tasks)
+``example_task`` /       its small real example task (``python -m albert_tf.data.examples``)
+``example_data``
 ``text_inputs`` /        the SavedModel serving signature: raw-text input names and shapes,
 ``text_shape`` /         how they are tokenized, and the outputs (tensors and strings)
 ``tokenize`` /
@@ -86,6 +88,9 @@ class Head:
     #: how to train on such a file, for the list of known tasks (`albert_tf.data.task_data.
     #: known_tasks`): ``"<what>: <flags> (header <columns>)"``.
     custom_syntax = ""
+    #: the folder of its small real example task (``python -m albert_tf.data.examples``,
+    #: built by `example_data`); "": none.
+    example_task = ""
     labels_required = False
     #: whether the head's model takes text pairs (``task.json`` ``text_pair``) whatever the
     #: task (span: question and context: True; tagging: one text: False), or None: the task
@@ -143,6 +148,11 @@ class Head:
         """The `albert_tf.training.task_base.Task` that trains this head on ``config`` (an
         `ExperimentConfig`); a head that is never trained has none."""
         raise NotImplementedError(f"the {self.name} head has no training task.")
+
+    def example_data(self, data_dir: str, output_dir: str, overwrite: bool = False) -> str:
+        """Writes the ``example_task`` folder under ``output_dir`` from the shared data of
+        ``data_dir`` (an albert-tf output, `albert_tf.data.examples`); returns it."""
+        raise NotImplementedError(f"the {self.name} head has no example task.")
 
     # -- ONNX ----------------------------------------------------------------------------
     def onnx_graph(self, g, pooled: str, source, dims: list, seq) -> list:

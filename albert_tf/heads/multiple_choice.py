@@ -44,6 +44,7 @@ class MultipleChoiceHead(Head):
     file_header = ("context", "choice_0", "choice_1")
     custom_syntax = (f"multiple choice: {MULTIPLE_CHOICE_SYNTAX} (header context, choice_0, "
                      "choice_1, ..., label)")
+    example_task = "rte_choice"
     lite_tokenizer = False
     hf_task = "ForMultipleChoice"                      # pooler -> dropout -> Linear(H, 1)
     hf_dense = "choice_scorer"
@@ -51,6 +52,9 @@ class MultipleChoiceHead(Head):
 
     def training_task(self, config, **kwargs):
         return MultipleChoiceTask(config, **kwargs)
+
+    def example_data(self, data_dir, output_dir, overwrite=False):
+        return rte_choice(data_dir, output_dir, overwrite=overwrite)
 
     def build_model(self, config, info, **build_kwargs):
         build_kwargs.pop("seq_length", None)   # any number of choices and length
@@ -203,6 +207,39 @@ def multiple_choice_dataset(examples: Sequence[Example], tokenizer, max_seq_leng
     labels = np.array([-1 if ex.label is None else int(ex.label) for ex in examples], np.int32)
     return batch_slices(tf.data.Dataset.from_tensor_slices((arrays, labels)), len(labels),
                         batch_size, is_training, seed, input_context)
+
+
+# ------------------------------------------------------------------- example data
+def rte_choice(data_dir: str, output_dir: str, num_choices: int = 4, seed: int = 0,
+               train_copies: int = 4, overwrite: bool = False) -> str:
+    """Writes ``rte_choice/{train,dev}.tsv`` (staged: `albert_tf.data.examples.
+    staged_task_folder`); returns the directory. The context is an RTE ``sentence1``; the
+    right choice is its own ``sentence2``, the distractors ``sentence2`` of other rows."""
+    import random
+
+    from albert_tf.data.examples import (check_task_folder, read_rows, staged_task_folder,
+                                         write_tsv)
+    from albert_tf.data.task_data import expected_glue_file
+    out = check_task_folder(output_dir, "rte_choice", data_dir, overwrite)
+    header = ["context"] + [f"choice_{i}" for i in range(num_choices)] + ["label"]
+    splits = {}
+    for split in ("train", "dev"):
+        rows = read_rows(expected_glue_file(data_dir, "rte", split))[1:]
+        pairs = [(r[1].strip(), r[2].strip()) for r in rows if len(r) >= 4]
+        rng = random.Random(f"{seed}-{split}")
+        examples = []
+        for i, (context, right) in [(i, p) for _ in range(train_copies if split == "train"
+                                                          else 1) for i, p in enumerate(pairs)]:
+            others = [pairs[j][1] for j in rng.sample(range(len(pairs)), num_choices + 2)
+                      if j != i and pairs[j][1] != right][:num_choices - 1]
+            label = rng.randrange(num_choices)
+            choices = others[:label] + [right] + others[label:]
+            examples.append([context] + choices + [str(label)])
+        splits[split] = examples
+    with staged_task_folder(output_dir, "rte_choice", data_dir, overwrite) as stage:
+        for split, examples in splits.items():
+            write_tsv(os.path.join(stage, f"{split}.tsv"), header, examples)
+    return out
 
 
 # ------------------------------------------------------------------ training task

@@ -43,6 +43,7 @@ class TokenClassificationHead(Head):
     file_header = ("tokens", "tags")
     custom_syntax = (f"token classification: {TOKEN_CLASSIFICATION_SYNTAX} (header tokens, "
                      "tags)")
+    example_task = "sst2_tags"
     labels_required = True
     lite_tokenizer = False
     hf_task = "ForTokenClassification"                 # dropout -> classifier, no pooler
@@ -52,6 +53,9 @@ class TokenClassificationHead(Head):
 
     def training_task(self, config, **kwargs):
         return TokenClassificationTask(config, **kwargs)
+
+    def example_data(self, data_dir, output_dir, overwrite=False):
+        return sst2_tags(data_dir, output_dir, overwrite=overwrite)
 
     def build_model(self, config, info, **build_kwargs):
         return build_token_classifier(config, len(info.label_list), **build_kwargs)
@@ -186,6 +190,53 @@ def token_classification_dataset(examples: Sequence[Example], tokenizer, max_seq
         labels[i, :len(tags)] = tags
     return batch_slices(tf.data.Dataset.from_tensor_slices((arrays, labels)), len(labels),
                         batch_size, is_training, seed, input_context)
+
+
+# ------------------------------------------------------------------- example data
+TAGS = ("NEG", "O", "POS")          # the tags of sst2_tags
+
+
+def sentiment_lexicon(data_dir: str) -> dict[str, str]:
+    """``{word: POS|NEG}``: the one-word phrases of SST-2 train and their label."""
+    from albert_tf.data import examples
+    from albert_tf.data.task_data import expected_glue_file
+    lexicon = {}
+    for row in examples.read_rows(expected_glue_file(data_dir, "sst2", "train"))[1:]:
+        if len(row) == 2 and len(row[0].split()) == 1 and row[1] in ("0", "1"):
+            lexicon[row[0].strip()] = "POS" if row[1] == "1" else "NEG"
+    return lexicon
+
+
+def sst2_tags(data_dir: str, output_dir: str, num_train: int = 6000, seed: int = 0,
+              overwrite: bool = False) -> str:
+    """Writes ``sst2_tags/{train,dev}.tsv`` (staged: `albert_tf.data.examples.
+    staged_task_folder`); returns the directory. Every word of an SST-2 text is tagged
+    ``POS`` / ``NEG`` when it is in the `sentiment_lexicon`, else ``O``."""
+    import random
+
+    from albert_tf.data import examples
+    from albert_tf.data.task_data import expected_glue_file
+    out = examples.check_task_folder(output_dir, "sst2_tags", data_dir, overwrite)
+    lexicon = sentiment_lexicon(data_dir)
+
+    def tagged(text: str) -> list[str]:
+        words = text.split()
+        return [" ".join(words), " ".join(lexicon.get(w, "O") for w in words)]
+
+    def rows(split: str) -> list[list[str]]:
+        return examples.read_rows(expected_glue_file(data_dir, "sst2", split))[1:]
+
+    train = sorted({r[0].strip() for r in rows("train")
+                    if len(r) == 2 and len(r[0].split()) >= 6})
+    train = [t for t in train if any(w in lexicon for w in t.split())]
+    random.Random(seed).shuffle(train)
+    dev = [r[0] for r in rows("dev") if len(r) == 2]
+    with examples.staged_task_folder(output_dir, "sst2_tags", data_dir, overwrite) as stage:
+        examples.write_tsv(os.path.join(stage, "train.tsv"), ["tokens", "tags"],
+                           [tagged(t) for t in train[:num_train]])
+        examples.write_tsv(os.path.join(stage, "dev.tsv"), ["tokens", "tags"],
+                           [tagged(t) for t in dev])
+    return out
 
 
 # ------------------------------------------------------------------ training task
