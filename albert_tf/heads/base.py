@@ -6,7 +6,7 @@ One `Head` subclass per head, registered with ``@register``, owns:
 =======================  ==============================================================
 ``name`` /               its name (``task.json`` ``head``); ``export_only``: an export view
 ``export_only``          put on any model's encoder (``--head=``), never trained
-``build_model``          the Keras task model (a builder of `albert_tf.models.task_models`)
+``build_model``          the Keras task model (its builder, in the head's module)
 ``head_layers``          the Keras names of the head's own layers: pruning's ``head`` group;
                          QAT quantizes the Dense ones (``quantize_head``)
 ``task_type`` /          the training task (``task.type`` of the experiment) and the
