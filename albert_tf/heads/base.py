@@ -22,6 +22,8 @@ One `Head` subclass per head, registered with ``@register``, owns:
 ``tokenize`` /
 ``outputs`` /
 ``serving_strings``
+``extra_signatures``     the SavedModel's signatures of this head beside those (pretraining:
+                         ``mlm``)
 ``lite_outputs``         the outputs of the TFLite id signatures (``[batch, seq]`` ids in)
 ``sdk_outputs`` /        the outputs a mobile-SDK-shaped TFLite export keeps (with their
 ``sdk_runners`` /        metadata descriptions), the SDK tasks that run it, and whether its
@@ -198,6 +200,12 @@ class Head:
 
     def serving_strings(self, module, result: dict, features: dict, texts: Sequence) -> dict:
         """String outputs added to `outputs` in the SavedModel (labels, answers)."""
+        return {}
+
+    def extra_signatures(self, module) -> dict:
+        """``{name: fn(input_word_ids, input_mask, input_type_ids) -> outputs}``: signatures
+        on the three int32 ``[B, S]`` ids the SavedModel adds for this head, beside
+        ``serving_default``, ``tokenize`` and ``encode`` (``module``: the `ServingModule`)."""
         return {}
 
     # -- TFLite ------------------------------------------------------------------------

@@ -47,6 +47,21 @@ class PretrainingHead(Head):
                 helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT,
                                               dims + [hidden])]
 
+    def extra_signatures(self, module):
+        """``mlm`` of a directory with the pretraining heads' weights: ``mlm_logits [B, S,
+        V]`` and ``sop_logits [B, 2]`` (float32) of the three int32 ``[B, S]`` ids."""
+        if not module.source.has_mlm:
+            return {}
+        tf = lazy_tf()
+
+        def mlm(input_word_ids, input_mask, input_type_ids):
+            features = {"input_word_ids": input_word_ids, "input_mask": input_mask,
+                        "input_type_ids": input_type_ids}
+            outputs = module.model(features, training=False)
+            return {"mlm_logits": tf.cast(outputs["mlm_logits"], tf.float32),
+                    "sop_logits": tf.cast(outputs["sop_logits"], tf.float32)}
+        return {"mlm": mlm}
+
     def lite_outputs(self, source, model, features, sep_id):
         tf = lazy_tf()
         encoded = source.encoder(features, training=False)
