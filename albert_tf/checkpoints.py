@@ -27,7 +27,7 @@ from typing import Iterable
 import numpy as np
 
 from albert_tf import outputs
-from albert_tf import task_heads as heads_lib
+import albert_tf.heads.registry as heads_lib
 from albert_tf.backend import keras, tf
 from albert_tf.config import AlbertConfig
 from albert_tf.text import vocabulary as vocab_lib
@@ -36,7 +36,6 @@ WEIGHTS_PREFIX = "weights"
 CONFIG_FILE = "config.json"
 TASK_FILE = "task.json"
 VOCAB_FILE = vocab_lib.SENTENCEPIECE_FILE    # a WordPiece vocabulary is vocab.txt
-HEADS = tuple(heads_lib.HEADS)   # the registry: `albert_tf.task_heads`
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +44,7 @@ class TaskInfo:
 
     Attributes:
       task: task name, e.g. ``sst2`` or a custom TSV task's name.
-      head: one of `HEADS`.
+      head: a head of the registry (`albert_tf.heads.registry.HEADS`).
       label_list: class labels in logit order (classification, token classification);
         ``None`` otherwise.
       max_seq_length: sequence length the model was finetuned with.
@@ -68,8 +67,9 @@ class TaskInfo:
         if self.vocab_type is not None and self.vocab_type not in vocab_lib.KINDS:
             raise ValueError(f"task.json vocab_type: unknown {self.vocab_type!r}; use one of "
                              f"{list(vocab_lib.KINDS)}.")
-        if self.head not in HEADS:
-            raise ValueError(f"task.json head: unknown head {self.head!r}; use one of {HEADS}.")
+        heads = tuple(heads_lib.HEADS)      # live: a head registered later counts too
+        if self.head not in heads:
+            raise ValueError(f"task.json head: unknown head {self.head!r}; use one of {heads}.")
         heads_lib.get(self.head).validate(self)
 
     def to_json(self, path: str) -> None:
@@ -318,11 +318,17 @@ def load_encoder(directory: str, **build_kwargs) -> keras.Model:
     return model
 
 
+def pretrainer_prefixes() -> tuple[str, ...]:
+    """The weight-name prefixes a pretrainer directory must have: the embeddings and the
+    pretraining head's layers (``("embeddings/", "mlm/", "sop/")``)."""
+    return ("embeddings/", *(f"{layer}/" for layer in heads_lib.get("pretraining").head_layers))
+
+
 def load_pretrainer(directory: str, **build_kwargs) -> keras.Model:
     """The pretrainer (encoder + MLM + SOP heads) of a model directory, with its weights."""
     from albert_tf.models.pretrainer import build_pretrainer
     model = build_pretrainer(load_config_from_dir(directory), **build_kwargs)
-    restore_weights(model, directory, required=("embeddings/", "mlm/", "sop/"))
+    restore_weights(model, directory, required=pretrainer_prefixes())
     return model
 
 
@@ -339,3 +345,11 @@ def load_task_model(directory: str, **build_kwargs) -> tuple[keras.Model, TaskIn
     if missing:
         raise CheckpointError(f"{directory}: finetuned weights missing for {missing[:10]}.")
     return model, task_info
+
+
+def __getattr__(name: str):
+    """``HEADS``: the names of the trained heads, read from the registry when asked (kept
+    for existing imports; `albert_tf.heads.registry.HEADS` is the registry)."""
+    if name == "HEADS":
+        return tuple(heads_lib.HEADS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

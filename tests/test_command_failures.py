@@ -1165,7 +1165,7 @@ def test_what_a_path_is_hugging_face_keras_hub_google(tmp_path):
 def test_task_library_is_not_claimed_for_op_versions_it_lacks():
     """A dynamic-range export (FULLY_CONNECTED v12) said it "runs in Task Library
     BertNLClassifier", whose 0.4.4 runtime refuses it (tflite/README.md)."""
-    from albert_tf import task_heads
+    from albert_tf.heads import registry as task_heads
     from albert_tf.export.sdk_metadata import runners
     head = task_heads.get("classification")
     assert runners(head, {"FULLY_CONNECTED": 9}) == (list(head.sdk_runners), {})

@@ -21,7 +21,7 @@ import pytest
 
 import albert_tf
 import sst2_tiny
-from albert_tf import task_heads as heads
+from albert_tf.heads import registry as heads
 from albert_tf.backend import keras, tf
 from albert_tf.bin.convert import run_conversion
 from albert_tf.checkpoints import (TaskInfo, build_task_model, load_task_model,

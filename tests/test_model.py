@@ -236,3 +236,18 @@ def test_pretrained_encoder_weights_load_into_a_classifier(tmp_path):
     x = random_inputs(config)
     np.testing.assert_array_equal(encoder(x)["pooled_output"].numpy(),
                                   pretrainer(x)["pooled_output"].numpy())
+
+
+def test_layers_heads_is_a_deprecated_alias_of_output_layers():
+    """The output layers moved to `albert_tf.layers.output_layers` (one thing is called
+    heads: `albert_tf.heads`); the old module still imports, with a warning."""
+    import importlib
+    import sys
+
+    from albert_tf.layers import output_layers
+    sys.modules.pop("albert_tf.layers.heads", None)
+    with pytest.warns(DeprecationWarning, match="albert_tf.layers.heads is deprecated"):
+        old = importlib.import_module("albert_tf.layers.heads")
+    for name in ("ClsPooler", "FoldChoices", "GatherPositions", "MaskedLMHead", "SpanLogits",
+                 "UnfoldChoices"):
+        assert getattr(old, name) is getattr(output_layers, name), name

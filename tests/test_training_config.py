@@ -55,7 +55,7 @@ def test_bad_values_name_the_key():
 
 
 def test_every_task_type_the_trainer_runs_validates():
-    from albert_tf import task_heads as heads
+    from albert_tf.heads import registry as heads
     assert {"multiple_choice", "token_classification", "squad"} <= set(heads.task_types())
     for task_type in heads.task_types():
         config = cfg.build_experiment(None, [], [f"task.type={task_type}"])
@@ -63,7 +63,7 @@ def test_every_task_type_the_trainer_runs_validates():
 
 
 def test_unknown_task_type_is_one_line_naming_the_task_types():
-    from albert_tf import task_heads as heads
+    from albert_tf.heads import registry as heads
     with pytest.raises(cfg.ConfigValueError) as info:
         cfg.build_experiment(None, [], ["task.type=multiple_chioce"])
     message = str(info.value)

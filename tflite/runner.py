@@ -39,7 +39,7 @@ from albert_tf.export.metadata import read_metadata  # noqa: F401  (public here 
 from albert_tf.runtime.runner import open_runner  # noqa: F401  (public here too)
 from albert_tf.runtime.tflite import (INPUT_NAMES, TFLiteRunner,  # noqa: F401
                                             make_interpreter, model_file)
-from albert_tf.task_heads import MAX_ANSWER_LENGTH, best_span  # noqa: F401  (public here too)
+from albert_tf.heads.span import MAX_ANSWER_LENGTH, best_span  # noqa: F401  (public here too)
 from albert_tf.user_inputs import InputError
 
 __all__ = ["INPUT_FORMATS", "INPUT_NAMES", "MAX_ANSWER_LENGTH", "TFLiteRunner", "best_span",

@@ -317,9 +317,9 @@ def classifier_model_dir(model_dir: str, work_dir: str, max_seq_length: int = 12
     from albert_tf.checkpoints import (TASK_FILE, CheckpointError, TaskInfo,
                                        load_config_from_dir, load_task_info, vocab_path)
     if os.path.exists(os.path.join(model_dir, TASK_FILE)):
-        from albert_tf import task_heads
-        if isinstance(task_heads.get(load_task_info(model_dir).head),
-                      task_heads.ClassificationHead):
+        import albert_tf.heads.registry as heads
+        from albert_tf.heads.classification import ClassificationHead
+        if isinstance(heads.get(load_task_info(model_dir).head), ClassificationHead):
             return model_dir
     out = os.path.join(work_dir, "model")
     if os.path.exists(os.path.join(out, "config.json")):

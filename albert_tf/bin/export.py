@@ -51,9 +51,16 @@ import os
 
 from absl import flags
 
+import albert_tf.heads.registry as heads
 from albert_tf import cli
 
 FLAGS = flags.FLAGS
+
+
+def _export_heads_help() -> str:
+    """The export heads (``--head``) and what each gives: ``'embedding' (...)``."""
+    return ", ".join(f"{name!r} ({head.export_help})"
+                     for name, head in heads.EXPORT_HEADS.items())
 
 
 def define_flags() -> None:
@@ -98,7 +105,7 @@ def define_flags() -> None:
                         "on CPUs), 'none' (every op integer) or comma-separated op names.")
     flags.DEFINE_boolean("strict_int8", False, "int8: fail if any op cannot be integer.")
     flags.DEFINE_string("head", None, "tflite, openvino: an export head on the model's encoder "
-                        "instead of its own: 'embedding' (mean over the mask, L2-normalized).")
+                        f"instead of its own: {_export_heads_help()}.")
     flags.DEFINE_enum("sdk_metadata", "auto", ["auto", "on", "off"], "tflite: embed the "
                       "metadata of the mobile SDKs (Task Library, MediaPipe) and shape the "
                       "outputs for them: auto = whenever they can run the export, on = "

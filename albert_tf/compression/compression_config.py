@@ -524,12 +524,13 @@ def check_model_fits(config: CompressionConfig) -> None:
     if "structured" not in config.stages or not os.path.isfile(path):
         return
     s = config.structured
-    if (s.distill_alpha or s.distill_hidden_weight) and _task_head(config.init_model) == \
-            "regression":
+    head = _task_head(config.init_model)
+    if (s.distill_alpha or s.distill_hidden_weight) and head and \
+            head.distill_output is None:
         raise CompressionConfigError(
-            "structured.distill_alpha: distillation of regression tasks is not supported yet; "
-            "pass --params_override=structured.distill_alpha=0,structured.distill_hidden_"
-            "weight=0.")
+            f"structured.distill_alpha: distillation of {head.name} tasks is not supported "
+            "yet; pass --params_override=structured.distill_alpha=0,structured.distill_"
+            "hidden_weight=0.")
     try:
         model_config = load_config(path)
     except ValueError:          # a broken config.json: loading the model says what is wrong
@@ -540,15 +541,17 @@ def check_model_fits(config: CompressionConfig) -> None:
     structured_stage_config(model_config, config.structured)
 
 
-def _task_head(model_dir: str) -> str:
-    """The ``head`` of ``model_dir``'s task.json ("" when it cannot be read: loading the
-    model says why)."""
+def _task_head(model_dir: str):
+    """The registered head (`albert_tf.heads.base.Head`) ``model_dir``'s task.json names
+    (None when it cannot be read or names no head: loading the model says why)."""
     import json
+
+    import albert_tf.heads.registry as heads
     try:
         with open(os.path.join(model_dir, "task.json"), encoding="utf-8") as f:
-            return str(json.load(f).get("head", ""))
+            return heads.every_head().get(str(json.load(f).get("head", "")))
     except (OSError, ValueError, AttributeError):
-        return ""
+        return None
 
 
 def run_inputs(config: CompressionConfig) -> list[tuple[str, str | None]]:

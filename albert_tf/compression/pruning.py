@@ -40,11 +40,8 @@ from albert_tf.compression.compression_config import (PRUNE_GROUPS, CompressionC
                                                       PruningConfig, parse_block_size,
                                                       parse_m_by_n, validate_pruning)
 from albert_tf.compression.graph import rewrap
-from albert_tf.layers import (AlbertEmbeddings, ClsPooler, FeedForwardBlock, SelfAttentionBlock,
-                              SpanLogits)
-
-HEAD_LAYER_NAMES = ("classifier", "regressor", "token_classifier", "choice_scorer", "span",
-                    "sop", "mlm")
+import albert_tf.heads.registry as heads
+from albert_tf.layers import AlbertEmbeddings, ClsPooler, FeedForwardBlock, SelfAttentionBlock
 
 
 class PruningTargetError(CompressionConfigError):
@@ -309,7 +306,7 @@ def _group_of(layer: keras.layers.Layer) -> str | None:
         return "pooler"
     if layer.name == "embedding_projection":
         return "embedding_projection"
-    if layer.name in HEAD_LAYER_NAMES or isinstance(layer, SpanLogits):
+    if layer.name in heads.head_layer_names():     # the heads' own layers
         return "head"
     return None
 
@@ -486,3 +483,11 @@ def is_m_by_n(weight: np.ndarray, m_by_n: tuple[int, int]) -> bool:
     m, n = m_by_n
     blocks = np.asarray(weight).T.reshape(weight.shape[1], -1, n)
     return bool(np.all((blocks == 0).sum(-1) >= m))
+
+
+def __getattr__(name: str):
+    """``HEAD_LAYER_NAMES``: the ``head`` group's layer names, read from the heads'
+    ``head_layers`` when asked (kept for existing imports)."""
+    if name == "HEAD_LAYER_NAMES":
+        return heads.head_layer_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

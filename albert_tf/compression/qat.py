@@ -79,6 +79,7 @@ from albert_tf.checkpoints import named_weights
 from albert_tf.compression.compression_config import QATConfig
 from albert_tf.compression.graph import fresh_copy, rewrap, split_shared_nodes
 from albert_tf.export import quantization as export_quantization
+import albert_tf.heads.registry as heads
 from albert_tf.layers import ClsPooler, FeedForwardBlock, SelfAttentionBlock
 
 Q = tfmot.quantization.keras
@@ -91,7 +92,6 @@ MASKED_BELOW = MASK_BIAS_RANGE[0] / 2   # masked scores below this are padded ke
 # in int16: the clipped bias plus the scores' and zero point's 255 + 128 quanta must fit.
 assert -MASK_BIAS_RANGE[0] * 255 / MASK_EXTENSION + 255 + 128 < 2 ** 15
 SOFTMAX_RANGE = (0.0, 255.0 / 256.0)   # TFLite int8 softmax output: scale 1/256, zp -128
-HEAD_DENSE_NAMES = ("classifier", "regressor", "token_classifier", "choice_scorer")
 
 
 def _kernel(dense: keras.layers.Layer) -> tf.Variable:
@@ -376,7 +376,7 @@ def quantize_config_for(layer: keras.layers.Layer, cfg: QATConfig) -> Q.Quantize
     if cfg.quantize_head and isinstance(layer, ClsPooler):
         return DenseQuantizeConfig(sublayer="dense", **settings)
     if cfg.quantize_head and isinstance(layer, keras.layers.Dense) and \
-            layer.name in HEAD_DENSE_NAMES:
+            layer.name in heads.head_layer_names():         # a head's own Dense layer
         return DenseQuantizeConfig(prefix="dense", **settings)
     return None
 
@@ -495,3 +495,11 @@ def convert_int8(qat_model: keras.Model, source, calibration: dict, seq_length: 
 # custom objects of a QAT SavedModel.
 export_quantization.register_qat_loader(load_qat_model)
 export_quantization.register_qat_scope(quantize_scope)
+
+
+def __getattr__(name: str):
+    """``HEAD_DENSE_NAMES``: the heads' own layers (``head_layers``) QAT quantizes when they
+    are Dense layers, read when asked (kept for existing imports)."""
+    if name == "HEAD_DENSE_NAMES":
+        return heads.head_layer_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,20 +2,21 @@
 
     python -m albert_tf.data.examples --output_dir=/tmp/examples [--data_dir=DIR]
 
+Each is its head's (``example_task``, built by its ``example_data``; `albert_tf.heads`).
 Built deterministically (fixed seeds) from the train and dev splits of the shared data only
 (never ``test``), written under ``--output_dir`` (never into the data directory). Each task
 folder is an albert-tf output of its own (`albert_tf.outputs.staged_output`, kind
 ``example data``): both are checked before anything is read, a folder holding files
 albert-tf did not write is refused, and an earlier one is replaced only with ``--overwrite``:
 
-``rte_choice/{train,dev}.tsv``  multiple choice
-                                (`albert_tf.data.task_data.load_multiple_choice_task`):
+``rte_choice/{train,dev}.tsv``  multiple choice (`albert_tf.heads.multiple_choice.rte_choice`,
+                                `load_multiple_choice_task`):
     the context is an RTE ``sentence1``; the right choice is its own ``sentence2`` and the
     ``num_choices - 1`` distractors are ``sentence2`` of other rows of the same split; the
     position of the right one is random. Train: ``train_copies`` examples per RTE row, each
     with other distractors (4 x 1,244); dev: one per row (139).
 ``sst2_tags/{train,dev}.tsv``  token classification
-    (`albert_tf.data.task_data.load_token_classification_task`): every word of an SST-2 text is
+    (`albert_tf.heads.token_classification.sst2_tags`, `load_token_classification_task`): every word of an SST-2 text is
     tagged ``POS`` / ``NEG`` when it is in a sentiment lexicon, else ``O``. The lexicon is
     derived from SST-2 train: its one-word phrases with their label (1: POS, 0: NEG).
     Train: ``num_train`` SST-2 train phrases of at least 6 words holding a lexicon word;
@@ -41,10 +42,7 @@ import sys
 from typing import Iterable, Iterator, Sequence
 
 from albert_tf import outputs
-from albert_tf.data.task_data import expected_glue_file
 
-TAGS = ("NEG", "O", "POS")
-TASKS = ("rte_choice", "sst2_tags")     # the folders written under --output_dir
 PROGRAM = "python -m albert_tf.data.examples"
 IMDB_CORPUS = ("corpus", "imdb-unsup.txt")   # under the data root
 CLOZE_EVAL_FIRST_DOC = 30_000   # the cloze set's held-out documents of the corpus start here
@@ -53,7 +51,29 @@ NAME_OR_NUMBER = re.compile(r"^\W*([A-Z][a-z]+|\d[\d,.:]*\d|\d)\W*$")
 ClozeItem = dict     # {"question", "context", "answer", "answer_start"} (str, str, str, int)
 
 
-def _check(output_dir: str, name: str, data_dir: str, overwrite: bool) -> str:
+def _example_heads():
+    """The heads with example data (``example_task``), in the order of their custom file
+    formats (`albert_tf.heads.registry.custom_heads`)."""
+    import albert_tf.heads.registry as heads
+    return [head for head in heads.custom_heads() if head.example_task]
+
+
+def __getattr__(name: str):
+    """``TASKS`` (the folders written under --output_dir, from the heads), and the example
+    builders that moved beside their heads (kept for existing imports)."""
+    if name == "TASKS":
+        return tuple(head.example_task for head in _example_heads())
+    moved = {"rte_choice": "albert_tf.heads.multiple_choice",
+             "TAGS": "albert_tf.heads.token_classification",
+             "sentiment_lexicon": "albert_tf.heads.token_classification",
+             "sst2_tags": "albert_tf.heads.token_classification"}
+    if name in moved:
+        import importlib
+        return getattr(importlib.import_module(moved[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def check_task_folder(output_dir: str, name: str, data_dir: str, overwrite: bool) -> str:
     """`albert_tf.outputs.check_output` of the task folder ``name`` under ``output_dir``."""
     return outputs.check_output(os.path.join(output_dir, name), kind=outputs.EXAMPLE_DATA,
                                 inputs=[("--data_dir", data_dir)], overwrite=overwrite,
@@ -61,7 +81,8 @@ def _check(output_dir: str, name: str, data_dir: str, overwrite: bool) -> str:
 
 
 @contextlib.contextmanager
-def _staged(output_dir: str, name: str, data_dir: str, overwrite: bool) -> Iterator[str]:
+def staged_task_folder(output_dir: str, name: str, data_dir: str,
+                       overwrite: bool) -> Iterator[str]:
     """The staging directory of the task folder ``name`` (`albert_tf.outputs.staged_output`)."""
     with outputs.staged_output(os.path.join(output_dir, name), kind=outputs.EXAMPLE_DATA,
                                inputs=[("--data_dir", data_dir)], overwrite=overwrite,
@@ -69,74 +90,19 @@ def _staged(output_dir: str, name: str, data_dir: str, overwrite: bool) -> Itera
         yield stage
 
 
-def _rows(path: str) -> list[list[str]]:
+def read_rows(path: str) -> list[list[str]]:
+    """The tab-separated rows of ``path`` (blank lines skipped)."""
     with open(path, encoding="utf-8") as f:
         return [line.rstrip("\n").split("\t") for line in f if line.strip()]
 
 
-def _write(path: str, header: list[str], rows: list[list[str]]) -> None:
+def write_tsv(path: str, header: list[str], rows: list[list[str]]) -> None:
+    """Writes ``header`` and ``rows`` as a TSV (tabs inside a cell become spaces)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write("\t".join(header) + "\n")
         for row in rows:
             f.write("\t".join(c.replace("\t", " ") for c in row) + "\n")
-
-
-def rte_choice(data_dir: str, output_dir: str, num_choices: int = 4, seed: int = 0,
-               train_copies: int = 4, overwrite: bool = False) -> str:
-    """Writes ``rte_choice/{train,dev}.tsv`` (staged: `_staged`); returns the directory."""
-    out = _check(output_dir, "rte_choice", data_dir, overwrite)
-    header = ["context"] + [f"choice_{i}" for i in range(num_choices)] + ["label"]
-    splits = {}
-    for split in ("train", "dev"):
-        rows = _rows(expected_glue_file(data_dir, "rte", split))[1:]
-        pairs = [(r[1].strip(), r[2].strip()) for r in rows if len(r) >= 4]
-        rng = random.Random(f"{seed}-{split}")
-        examples = []
-        for i, (context, right) in [(i, p) for _ in range(train_copies if split == "train"
-                                                          else 1) for i, p in enumerate(pairs)]:
-            others = [pairs[j][1] for j in rng.sample(range(len(pairs)), num_choices + 2)
-                      if j != i and pairs[j][1] != right][:num_choices - 1]
-            label = rng.randrange(num_choices)
-            choices = others[:label] + [right] + others[label:]
-            examples.append([context] + choices + [str(label)])
-        splits[split] = examples
-    with _staged(output_dir, "rte_choice", data_dir, overwrite) as stage:
-        for split, examples in splits.items():
-            _write(os.path.join(stage, f"{split}.tsv"), header, examples)
-    return out
-
-
-def sentiment_lexicon(data_dir: str) -> dict[str, str]:
-    """``{word: POS|NEG}``: the one-word phrases of SST-2 train and their label."""
-    lexicon = {}
-    for row in _rows(expected_glue_file(data_dir, "sst2", "train"))[1:]:
-        if len(row) == 2 and len(row[0].split()) == 1 and row[1] in ("0", "1"):
-            lexicon[row[0].strip()] = "POS" if row[1] == "1" else "NEG"
-    return lexicon
-
-
-def sst2_tags(data_dir: str, output_dir: str, num_train: int = 6000, seed: int = 0,
-              overwrite: bool = False) -> str:
-    """Writes ``sst2_tags/{train,dev}.tsv`` (staged: `_staged`); returns the directory."""
-    out = _check(output_dir, "sst2_tags", data_dir, overwrite)
-    lexicon = sentiment_lexicon(data_dir)
-
-    def tagged(text: str) -> list[str]:
-        words = text.split()
-        return [" ".join(words), " ".join(lexicon.get(w, "O") for w in words)]
-
-    train = sorted({r[0].strip() for r in _rows(expected_glue_file(data_dir, "sst2", "train"))[1:]
-                    if len(r) == 2 and len(r[0].split()) >= 6})
-    train = [t for t in train if any(w in lexicon for w in t.split())]
-    random.Random(seed).shuffle(train)
-    dev = [r[0] for r in _rows(expected_glue_file(data_dir, "sst2", "dev"))[1:]
-           if len(r) == 2]
-    with _staged(output_dir, "sst2_tags", data_dir, overwrite) as stage:
-        _write(os.path.join(stage, "train.tsv"), ["tokens", "tags"],
-               [tagged(t) for t in train[:num_train]])
-        _write(os.path.join(stage, "dev.tsv"), ["tokens", "tags"], [tagged(t) for t in dev])
-    return out
 
 
 def corpus_documents(data_dir: str, first: int, count: int) -> Iterator[str]:
@@ -238,16 +204,17 @@ def cloze_squad(data_dir: str, num_train: int, num_eval: int, seed: int = 0
 
 def build_examples(output_dir: str, data_dir: str | None = None,
                    overwrite: bool = False) -> dict[str, str]:
-    """Both example tasks; ``{name: directory}``. Both folders are checked before either is
-    built (`albert_tf.outputs.OutputError`: a user's folder, an earlier one without
+    """The example task of every head that has one (``example_task``); ``{name:
+    directory}``. Every folder is checked before any is built (`albert_tf.outputs.OutputError`: a user's folder, an earlier one without
     ``overwrite``, a place inside the data directory...)."""
     from albert_tf import resources
     data_dir = resources.data_dir(data_dir)
     outputs.check_location(output_dir, inputs=[("--data_dir", data_dir)], flag="--output_dir")
-    for name in TASKS:
-        _check(output_dir, name, data_dir, overwrite)
-    return {"rte_choice": rte_choice(data_dir, output_dir, overwrite=overwrite),
-            "sst2_tags": sst2_tags(data_dir, output_dir, overwrite=overwrite)}
+    heads = _example_heads()
+    for head in heads:
+        check_task_folder(output_dir, head.example_task, data_dir, overwrite)
+    return {head.example_task: head.example_data(data_dir, output_dir, overwrite)
+            for head in heads}
 
 
 def main(argv: Iterable[str] | None = None) -> int:

@@ -47,8 +47,9 @@ def check_split_files(task, mode: str) -> None:
         if split and not getattr(task, SPLIT_FILES[split], ""):
             raise data_tasks.TaskDataError(missing_split(name, split, mode))
         return
+    import albert_tf.heads.registry as heads
     lower = name.lower()
-    if lower in data_tasks.SQUAD_TASKS:
+    if heads.for_task_name(lower) is not None:   # a head's own task (SQuAD): its own files
         return
     data_dir = resources.data_dir_or_none(resources.resolve(task.data_dir) or None)
     if not data_dir or not os.path.isdir(data_dir):

@@ -27,6 +27,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from albert_tf.lazy import lazy_exports
+
 log = logging.getLogger(__name__)
 
 
@@ -117,6 +119,13 @@ CUSTOM_TASK_SYNTAX = ("--task=NAME --params_override=task.train_file=train.tsv,"
                       "task.dev_file=dev.tsv,task.text_a_column=sentence,task.label_column=label")
 
 
+def _custom_heads():
+    """The heads trained on a custom file of their own format (`albert_tf.heads.registry.
+    custom_heads`)."""
+    import albert_tf.heads.registry as heads
+    return heads.custom_heads()
+
+
 def known_tasks(squad: bool = True, custom: bool = True) -> str:
     """Every task name ``--task`` takes, and how to define a custom one (one line)."""
     parts = [f"GLUE (DATA_DIR/glue/<Task>/): {', '.join(task_names())}",
@@ -124,10 +133,7 @@ def known_tasks(squad: bool = True, custom: bool = True) -> str:
     if squad:
         parts.append("SQuAD (its JSON files in DATA_DIR): squad")
     if custom:
-        parts.append(f"multiple choice: {MULTIPLE_CHOICE_SYNTAX} (header context, choice_0, "
-                     "choice_1, ..., label)")
-        parts.append(f"token classification: {TOKEN_CLASSIFICATION_SYNTAX} (header tokens, "
-                     "tags)")
+        parts += [head.custom_syntax for head in _custom_heads()]   # their file formats
         parts.append(f"a custom TSV/CSV task: {CUSTOM_TASK_SYNTAX} (paths relative to "
                      "--data_dir or absolute; columns by header name or 0-based index; add "
                      "task.text_b_column=... for sentence pairs, task.is_regression=true for "
@@ -476,20 +482,17 @@ def load_tsv_task(train_file: str, dev_file: str | None = None, test_file: str |
 
 
 # ----------------------------------------------------------------------------------------
-# Multiple choice and token classification (TSV with a header)
-
-MULTIPLE_CHOICE_SYNTAX = ("--task=NAME --params_override=task.type=multiple_choice,"
-                          "task.train_file=train.tsv,task.dev_file=dev.tsv")
-TOKEN_CLASSIFICATION_SYNTAX = ("--task=NAME --params_override=task.type=token_classification,"
-                               "task.train_file=train.tsv,task.dev_file=dev.tsv")
-
+# Custom TSV/CSV files with a header: what the heads' readers share (the readers of multiple
+# choice and token classification live beside their heads, `albert_tf.heads`)
 
 def _header_rows(path: str) -> tuple[list[str], list[list[str]]]:
-    header, numbered = _numbered_header_rows(path)
+    header, numbered = numbered_header_rows(path)
     return header, [row for _, row in numbered]
 
 
-def _numbered_header_rows(path: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+def numbered_header_rows(path: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header of a custom task file (stripped) and its other rows with their line
+    numbers; a `TaskDataError` when the file is missing or empty."""
     if not os.path.isfile(path):
         raise TaskDataError(f"task data file not found: {path}")
     rows = _read_numbered_rows(path, _delimiter_for(path, None))
@@ -498,202 +501,31 @@ def _numbered_header_rows(path: str) -> tuple[list[str], list[tuple[int, list[st
     return [h.strip() for h in rows[0][1]], rows[1:]
 
 
-def _bad_row(path: str, line: int, what: str) -> TaskDataError:
+def bad_row(path: str, line: int, what: str) -> TaskDataError:
     """A custom task's malformed row: an error naming it, never a row dropped in silence
     (a score of fewer examples, predictions out of step with the file)."""
     return TaskDataError(f"{path}, line {line}: {what}; fix the row (a custom task's rows are "
                          "all read, none is dropped).")
 
 
-def _width_problem(path: str, row: list[str], header: list[str]) -> str:
+def width_problem(path: str, row: list[str], header: list[str]) -> str:
+    """What is wrong with a row of another width than the header (for `bad_row`)."""
     sep = "tab" if _delimiter_for(path, None) == "\t" else "','"
     return (f"{len(row)} {sep}-separated fields where the header has {len(header)} (a {sep} "
             "inside a text?)")
 
 
 def detect_task_type(path: str) -> str | None:
-    """``multiple_choice`` or ``token_classification`` when the header of ``path`` is one
-    of those formats (`load_multiple_choice_task`, `load_token_classification_task`)."""
+    """The ``task.type`` whose format the header of ``path`` is (a head's ``file_header``:
+    ``multiple_choice``, `load_multiple_choice_task`; ``token_classification``,
+    `load_token_classification_task`), else None."""
+    import albert_tf.heads.registry as heads
     try:
         header, _ = _header_rows(path)
     except (TaskDataError, OSError):
         return None
-    if "context" in header and "choice_0" in header and "choice_1" in header:
-        return "multiple_choice"
-    if "tokens" in header and "tags" in header:
-        return "token_classification"
-    return None
-
-
-def load_multiple_choice_task(train_file: str, dev_file: str | None = None,
-                              test_file: str | None = None, name: str = "multiple_choice",
-                              context_column: str = "context", label_column: str = "label"
-                              ) -> TaskData:
-    """A multiple-choice task: pick the right second text for a context.
-
-    Format: TSV (CSV for ``.csv``) with a header ``context<TAB>choice_0<TAB>...<TAB>
-    choice_{C-1}<TAB>label``; ``label`` is the 0-based index of the right choice (may be
-    absent in the test file). Every file has the same C >= 2. Examples are
-    ``Example(text_a=context, text_b=(choice_0, ...), label="<index>")``; ``label_list`` is
-    ``["0", ..., "C-1"]``; the metric is accuracy.
-    """
-    splits, num = [], None
-    skipped: dict = {}
-    for path in (train_file, dev_file, test_file):
-        if path is None:
-            splits.append([])
-            continue
-        header, rows = _numbered_header_rows(path)
-        if context_column not in header:
-            raise TaskDataError(f"{path}: no column {context_column!r} in header {header} "
-                                "(multiple choice: context, choice_0, choice_1, ..., label)")
-        choices = [i for i, h in enumerate(header) if h.startswith("choice_")]
-        if len(choices) < 2 or (num is not None and len(choices) != num):
-            raise TaskDataError(f"{path}: {len(choices)} choice_* columns; need >= 2, the "
-                                "same number in every file")
-        num = len(choices)
-        ic = header.index(context_column)
-        il = header.index(label_column) if label_column in header else None
-        out = []
-        for line, row in rows:
-            if len(row) != len(header):
-                raise _bad_row(path, line, _width_problem(path, row, header))
-            label = None
-            if il is not None:
-                label = row[il].strip()
-                if not label.isdigit() or int(label) >= num:
-                    raise _bad_row(path, line, f"label {label!r} is not the index of one of "
-                                   f"its {num} choices (0 to {num - 1})")
-            out.append(Example(row[ic].strip(), tuple(row[i].strip() for i in choices), label))
-        skipped[os.path.basename(path)] = 0
-        splits.append(out)
-    return TaskData(name, splits[0], splits[1], splits[2], [str(i) for i in range(num)],
-                    False, "accuracy", skipped)
-
-
-def load_token_classification_task(train_file: str, dev_file: str | None = None,
-                                   test_file: str | None = None,
-                                   name: str = "token_classification",
-                                   label_list: Sequence[str] | None = None,
-                                   tokens_column: str = "tokens", tags_column: str = "tags"
-                                   ) -> TaskData:
-    """A token (word) classification task: one tag per whitespace-separated word.
-
-    Format: TSV (CSV for ``.csv``) with a header ``tokens<TAB>tags``: the words of a
-    sentence separated by single spaces, and as many tags, also space-separated (``O`` for
-    untagged words, by convention). ``tags`` may be absent in the test file. Examples are
-    ``Example(text_a="w1 w2 ...", label=("T1", "T2", ...))``; ``label_list`` defaults to
-    the sorted tags of the train file; the metric is ``f1``: micro F1 over the words whose
-    gold or predicted tag is not ``O`` (`albert_tf.training.metrics.tagging_metrics`).
-    """
-    splits: list[list[Example]] = []
-    skipped: dict = {}
-    given_labels = bool(label_list)
-    label_list = list(label_list) if label_list else None
-    for path in (train_file, dev_file, test_file):
-        if path is None:
-            splits.append([])
-            continue
-        header, rows = _numbered_header_rows(path)
-        if tokens_column not in header:
-            raise TaskDataError(f"{path}: no column {tokens_column!r} in header {header} "
-                                "(token classification: tokens, tags)")
-        it = header.index(tokens_column)
-        ig = header.index(tags_column) if tags_column in header else None
-        out = []
-        for line, row in rows:
-            if len(row) != len(header):
-                raise _bad_row(path, line, _width_problem(path, row, header))
-            words = row[it].split()
-            tags = tuple(row[ig].split()) if ig is not None else None
-            if not words:
-                raise _bad_row(path, line, "no words")
-            if tags is not None and len(tags) != len(words):
-                raise _bad_row(path, line, f"{len(words)} words but {len(tags)} tags")
-            unknown = sorted(set(tags) - set(label_list)) if tags and label_list else []
-            if unknown:
-                known = ("task.label_list" if given_labels else
-                         f"the tags of the train file {train_file}")
-                raise _bad_row(path, line, f"tag {unknown[0]!r} is not one of the task's tags "
-                               f"({', '.join(label_list)}: {known}), so no model of this "
-                               "task can answer it")
-            out.append(Example(" ".join(words), None, tags))
-        skipped[os.path.basename(path)] = 0
-        splits.append(out)
-        if label_list is None:             # the train file's tags: dev and test are checked
-            label_list = sorted({t for e in out for t in (e.label or ())})
-    return TaskData(name, splits[0], splits[1], splits[2], list(label_list), False, "f1",
-                    skipped)
-
-
-def multiple_choice_dataset(examples: Sequence[Example], tokenizer, max_seq_length: int,
-                            batch_size: int, is_training: bool, seed: int | None = None,
-                            input_context=None):
-    """(features, labels) batches; features int32 ``[B, C, S]`` (S: the longest packed
-    (context, choice) pair of ``examples``, at most ``max_seq_length``), labels int32
-    ``[B]`` (-1 when missing)."""
-    from albert_tf.backend import tf
-    if not examples:
-        raise TaskDataError("no examples")
-    packed = [[tokenizer.pack(ex.text_a, c, max_seq_length, pad=False) for c in ex.text_b]
-              for ex in examples]
-    seq = max(len(p["input_word_ids"]) for rows in packed for p in rows)
-    arrays = {}
-    for name, fill in (("input_word_ids", tokenizer.pad_id), ("input_mask", 0),
-                       ("input_type_ids", 0)):
-        out = np.full((len(packed), len(packed[0]), seq), fill, np.int32)
-        for i, rows in enumerate(packed):
-            for j, p in enumerate(rows):
-                values = p[name] if name != "input_mask" else [1] * len(p["input_word_ids"])
-                out[i, j, :len(values)] = values
-        arrays[name] = out
-    labels = np.array([-1 if ex.label is None else int(ex.label) for ex in examples], np.int32)
-    return batch_slices(tf.data.Dataset.from_tensor_slices((arrays, labels)), len(labels),
-                        batch_size, is_training, seed, input_context)
-
-
-def encode_tagged(example: Example, tokenizer, max_seq_length: int,
-                  label_index: dict[str, int] | None) -> tuple[list[int], list[int]]:
-    """(packed ids, labels): ``[CLS] pieces [SEP]``; each word's first piece carries its tag
-    index (-2 for an untagged word), every other position -1 (negative labels are ignored
-    by the loss and the metrics). Each word is encoded on its own, so its pieces are known
-    whatever the vocabulary (SentencePiece: ``▁`` starts the word; WordPiece: ``##``
-    continues it; neither is looked at)."""
-    ids, labels = [tokenizer.cls_id], [-1]
-    tags = example.label or [None] * len(example.text_a.split())
-    for word, tag in zip(example.text_a.split(), tags):
-        pieces = tokenizer.encode(word)
-        if not pieces:
-            continue
-        if len(ids) + len(pieces) > max_seq_length - 1:
-            break
-        ids += pieces
-        first = -2 if tag is None or label_index is None else label_index[tag]
-        labels += [first] + [-1] * (len(pieces) - 1)
-    return ids + [tokenizer.sep_id], labels + [-1]
-
-
-def token_classification_dataset(examples: Sequence[Example], tokenizer, max_seq_length: int,
-                                 batch_size: int, is_training: bool, label_list: Sequence[str],
-                                 seed: int | None = None, input_context=None):
-    """(features, labels) batches; features int32 ``[B, S]``, labels int32 ``[B, S]`` (-1:
-    not a word's first piece, -2: a first piece without a tag); S = ``max_seq_length``."""
-    from albert_tf.backend import tf
-    if not examples:
-        raise TaskDataError("no examples")
-    index = {t: i for i, t in enumerate(label_list)}
-    n, seq = len(examples), max_seq_length
-    arrays = {"input_word_ids": np.full((n, seq), tokenizer.pad_id, np.int32),
-              "input_mask": np.zeros((n, seq), np.int32),
-              "input_type_ids": np.zeros((n, seq), np.int32)}
-    labels = np.full((n, seq), -1, np.int32)
-    for i, ex in enumerate(examples):
-        ids, tags = encode_tagged(ex, tokenizer, seq, index)
-        arrays["input_word_ids"][i, :len(ids)] = ids
-        arrays["input_mask"][i, :len(ids)] = 1
-        labels[i, :len(tags)] = tags
-    return batch_slices(tf.data.Dataset.from_tensor_slices((arrays, labels)), len(labels),
-                        batch_size, is_training, seed, input_context)
+    head = heads.for_file_header(header)              # the heads' ``file_header``
+    return head.task_type if head is not None else None
 
 
 def batch_slices(ds, num_examples: int, batch_size: int, is_training: bool,
@@ -868,3 +700,12 @@ def classification_dataset(examples: Sequence[Example], tokenizer, max_seq_lengt
     options.deterministic = True
     return ds.with_options(options).prefetch(tf.data.AUTOTUNE)
 
+
+# The multiple-choice and token-classification readers live beside their heads
+# (`albert_tf.heads`); the old names still resolve (PEP 562).
+_MOVED = {**{name: "albert_tf.heads.multiple_choice" for name in (
+    "MULTIPLE_CHOICE_SYNTAX", "load_multiple_choice_task", "multiple_choice_dataset")},
+          **{name: "albert_tf.heads.token_classification" for name in (
+              "TOKEN_CLASSIFICATION_SYNTAX", "load_token_classification_task",
+              "encode_tagged", "token_classification_dataset")}}
+__getattr__, __dir__ = lazy_exports(__name__, _MOVED, globals())

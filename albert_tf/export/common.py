@@ -4,7 +4,7 @@
 ``vocab.model`` or ``vocab.txt``) into an `ExportSource`; a directory without a vocabulary,
 or with one that does not fit the embedding matrix, fails here, before anything is written.
 `task_outputs` turns the raw outputs of a task model into what users of the exported
-artifact get (the head's outputs: `albert_tf.task_heads`).
+artifact get (the head's outputs: `albert_tf.heads`).
 `export_inputs` lists what an export reads, for the one output writer
 (`albert_tf.outputs.staged_output`: staged beside, renamed into place, never over a user's files).
 """
@@ -15,7 +15,9 @@ import contextlib
 import dataclasses
 import os
 
-from albert_tf import task_heads as heads_lib
+import albert_tf.heads.registry as heads_lib
+import albert_tf.heads.span as span_lib
+from albert_tf.heads.base import Head
 from albert_tf.backend import keras, tf
 from albert_tf.checkpoints import (TASK_FILE, CheckpointError, TaskInfo,
                                    load_config_from_dir, load_task_model, restore_weights,
@@ -25,8 +27,8 @@ from albert_tf.export.errors import ExportError, export_inputs  # noqa: F401  (p
 from albert_tf.text import vocabulary as vocab_lib
 
 # Longest answer (in tokens) considered when decoding spans in-graph.
-MAX_ANSWER_LENGTH = heads_lib.MAX_ANSWER_LENGTH
-best_spans = heads_lib.best_spans
+MAX_ANSWER_LENGTH = span_lib.MAX_ANSWER_LENGTH
+best_spans = span_lib.best_spans
 
 
 @contextlib.contextmanager
@@ -58,7 +60,7 @@ class ExportSource:
         ``pooled_output`` (no pooler in span models; no weight is duplicated).
       vocab_file: the vocabulary the ids come from (``vocab.model`` or ``vocab.txt``).
       has_mlm: whether ``model`` is a pretrainer with ``mlm_logits``/``sop_logits``.
-      export_head: a head of `albert_tf.task_heads.EXPORT_HEADS` the export puts on the
+      export_head: a head of `albert_tf.heads.registry.EXPORT_HEADS` the export puts on the
         encoder instead of the model's own (``--head=embedding``).
     """
 
@@ -76,8 +78,8 @@ class ExportSource:
         return None if self.export_head else self.task_info.label_list
 
     @property
-    def head(self) -> heads_lib.TaskHead:
-        """The head's entry in the registry (`albert_tf.task_heads`): ``export_head`` (an
+    def head(self) -> Head:
+        """The head's entry in the registry (`albert_tf.heads`): ``export_head`` (an
         export view such as ``embedding``) when set, else the model's own."""
         return heads_lib.get(self.export_head or self.task_info.head)
 
@@ -169,7 +171,7 @@ def load_source(model_dir: str, vocab_file: str | None = None) -> ExportSource:
 
 
 def with_export_head(source: ExportSource, head: str) -> ExportSource:
-    """``source`` with an export head (`albert_tf.task_heads.EXPORT_HEADS`) on its encoder."""
+    """``source`` with an export head (`albert_tf.heads.registry.EXPORT_HEADS`) on its encoder."""
     if head == source.task_info.head:
         return source
     if head not in heads_lib.EXPORT_HEADS:

@@ -142,9 +142,12 @@ def build_metadata(model_path: str, task_info: dict[str, Any], vocab_file: str,
 
 
 # ------------------------------------------------------- a .tflite converted elsewhere
-# The output each head's answers are decoded from (`albert_tf.heads`: ``decode``).
-_DECODED_OUTPUTS = {"classification": "probabilities", "token_classification": "probabilities",
-                    "regression": "value"}
+def decoded_output(head: Any) -> str | None:
+    """The output the answers of head name ``head`` are decoded from (the head's
+    ``decoded_output``); None for a head that declares none, or no registered head."""
+    import albert_tf.heads.registry as heads
+    found = heads.every_head().get(head) if isinstance(head, str) else None
+    return found.decoded_output if found is not None else None
 
 
 def files_written(task_info: dict[str, Any], vocab_file: str) -> list[str]:
@@ -301,7 +304,7 @@ def _check_decoded_output(sigs: dict[str, Any], task_info: dict[str, Any], given
     score per label; ``given``: ``--model=PATH``, ``where``: the model directory's flag
     and task."""
     head = task_info.get("head")
-    output = _DECODED_OUTPUTS.get(head)
+    output = decoded_output(head)
     labels = task_info.get("label_list") or ()
     for key, sig in sigs.items():
         if key == "tokenize" or output is None:

@@ -43,11 +43,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from albert_tf import task_heads as heads
+import albert_tf.heads.registry as heads
 from albert_tf.outputs import export_kind
 from albert_tf.export import metadata as meta_lib
 from albert_tf.export import server_checks as checks
@@ -70,8 +70,9 @@ def require(*packages: str) -> None:
     checks.require("ONNX", PIP_FIX, *packages)
 
 
-class _Graph:
-    """Nodes and initializers of one ONNX graph; each initializer is added once by name."""
+class Graph:
+    """Nodes and initializers of one ONNX graph; each initializer is added once by name. A
+    head adds its outputs to it (`albert_tf.heads.base.Head.onnx_graph`)."""
 
     def __init__(self):
         self.nodes: list = []
@@ -96,7 +97,7 @@ def _weights(layer) -> dict[str, np.ndarray]:
     return {w.name.split("/")[-1].split(":")[0]: w.numpy() for w in layer.weights}
 
 
-def _dense(g: _Graph, x: str, layer, name: str) -> str:
+def dense(g: Graph, x: str, layer, name: str) -> str:
     """``x @ kernel + bias`` of an unshared Dense layer (its node names come from ``name``)."""
     w = _weights(layer)
     y = g.node("MatMul", [x, g.weight(f"{name}/kernel", w["kernel"])], f"{name}/matmul")
@@ -105,14 +106,14 @@ def _dense(g: _Graph, x: str, layer, name: str) -> str:
     return y
 
 
-def _layer_norm(g: _Graph, x: str, layer, name: str, eps: float) -> str:
+def _layer_norm(g: Graph, x: str, layer, name: str, eps: float) -> str:
     w = _weights(layer)
     return g.node("LayerNormalization", [x, g.weight(f"{name}/gamma", w["gamma"]),
                                          g.weight(f"{name}/beta", w["beta"])],
                   f"{name}/out", axis=-1, epsilon=float(eps))
 
 
-def _skip_layer_norm(g: _Graph, x: str, skip: str, bias_layer, ln_layer, name: str,
+def _skip_layer_norm(g: Graph, x: str, skip: str, bias_layer, ln_layer, name: str,
                      eps: float) -> str:
     """``LayerNorm(x + bias + skip)`` as one SkipLayerNormalization."""
     ln = _weights(ln_layer)
@@ -124,7 +125,7 @@ def _skip_layer_norm(g: _Graph, x: str, skip: str, bias_layer, ln_layer, name: s
                   f"{name}/out", domain=CONTRIB, epsilon=float(eps))
 
 
-def _embeddings(g: _Graph, model, config) -> str:
+def _embeddings(g: Graph, model, config) -> str:
     """``[B, S, H]`` after embeddings, LayerNorm and (E != H) the projection."""
     layer = model.get_layer("embeddings")
     words = g.node("Gather", [g.weight("embeddings/word", layer.embedding_table.numpy()),
@@ -141,11 +142,11 @@ def _embeddings(g: _Graph, model, config) -> str:
                "embeddings/all")
     x = _layer_norm(g, x, layer.layer_norm, "embeddings/layer_norm", config.layer_norm_eps)
     if config.embedding_size != config.hidden_size:
-        x = _dense(g, x, model.get_layer("embedding_projection"), "embedding_projection")
+        x = dense(g, x, model.get_layer("embedding_projection"), "embedding_projection")
     return x
 
 
-def _attention(g: _Graph, x: str, block, name: str, config, index: int) -> str:
+def _attention(g: Graph, x: str, block, name: str, config, index: int) -> str:
     """One post-LN attention sublayer: ``LayerNorm(x + Dense(Attention(x)))``."""
     from albert_tf.layers.attention import MASK_ADDER
     q, k, v = (_weights(layer) for layer in (block.query, block.key, block.value))
@@ -166,7 +167,7 @@ def _attention(g: _Graph, x: str, block, name: str, config, index: int) -> str:
                             f"layer_{index}/{name}", config.layer_norm_eps)
 
 
-def _ffn(g: _Graph, x: str, block, name: str, config, index: int) -> str:
+def _ffn(g: Graph, x: str, block, name: str, config, index: int) -> str:
     """One post-LN feed-forward sublayer: ``LayerNorm(x + Dense(act(Dense(x))))``."""
     act = ACTIVATIONS[config.hidden_act]
     inner = _weights(block.intermediate)
@@ -213,50 +214,13 @@ def check_exportable(source) -> None:
                                  "plain best/ directory) or export with --format=tflite.")
 
 
-# head class -> the graph of its outputs (``head.onnx_outputs``) on the pooled [CLS]: each
-# builder is registered for its head by `_head_graph`.
-HEAD_GRAPHS: dict[type, Callable[..., list]] = {}
-
-
-def _head_graph(head_class: type):
-    """Registers the decorated builder as the ONNX output graph of ``head_class``."""
-    def register(build: Callable[..., list]) -> Callable[..., list]:
-        HEAD_GRAPHS[head_class] = build
-        return build
-    return register
-
-
-@_head_graph(heads.PretrainingHead)
-def _encoder_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
-    """``sequence_output [B, S, H]`` and ``pooled_output [B, H]`` (pretrained models)."""
-    from onnx import TensorProto, helper
-    hidden = source.config.hidden_size
-    g.node("Identity", [pooled], "pooled_output")
-    return [helper.make_tensor_value_info("sequence_output", TensorProto.FLOAT,
-                                          dims + [seq, hidden]),
-            helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT, dims + [hidden])]
-
-
-@_head_graph(heads.ClassificationHead)
-def _classification_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
-    """``probabilities [B, C]`` (softmax of the logits) and ``label_id`` int32 ``[B]``."""
-    from onnx import TensorProto, helper
-    logits = _dense(g, pooled, source.model.get_layer("classifier"), "classifier")
-    g.node("Softmax", [logits], "probabilities", axis=-1)
-    g.node("Cast", [g.node("ArgMax", [logits], "argmax", axis=-1, keepdims=0)],
-           "label_id", to=TensorProto.INT32)
-    classes = len(source.task_info.label_list)
-    return [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, dims + [classes]),
-            helper.make_tensor_value_info("label_id", TensorProto.INT32, dims)]
-
-
-@_head_graph(heads.RegressionHead)
-def _regression_outputs(g: _Graph, pooled: str, source, dims: list, seq) -> list:
-    """``value [B]``."""
-    from onnx import TensorProto, helper
-    value = _dense(g, pooled, source.model.get_layer("regressor"), "regressor")
-    g.node("Reshape", [value, g.weight("const/flat", np.array([-1], np.int64))], "value")
-    return [helper.make_tensor_value_info("value", TensorProto.FLOAT, dims)]
+def __getattr__(name: str):
+    """``HEAD_GRAPHS`` (head class -> its output graph builder): read from the heads'
+    ``onnx_graph`` when asked (kept for existing imports)."""
+    if name == "HEAD_GRAPHS":
+        return {type(head): head.onnx_graph for head in heads.every_head().values()
+                if head.onnx_outputs}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_graph(source, seq_length: int | None = None, batch_size: int | None = None):
@@ -265,7 +229,7 @@ def build_graph(source, seq_length: int | None = None, batch_size: int | None = 
     from albert_tf.networks.encoder import INPUT_NAMES, sublayer_name
     check_exportable(source)
     model, config = source.model, source.config
-    g = _Graph()
+    g = Graph()
     x = _embeddings(g, model, config)
     for i in range(config.num_hidden_layers):
         for k in range(config.inner_group_num):
@@ -276,10 +240,10 @@ def build_graph(source, seq_length: int | None = None, batch_size: int | None = 
     sequence = g.node("Identity", [x], "sequence_output")
     cls = g.node("Gather", [sequence, g.weight("const/index0", np.array(0, np.int64))],
                  "pooler/cls", axis=1)                                           # [B, H]
-    pooled = g.node("Tanh", [_dense(g, cls, model.get_layer("pooler").dense, "pooler/dense")],
+    pooled = g.node("Tanh", [dense(g, cls, model.get_layer("pooler").dense, "pooler/dense")],
                     "pooled")
     dims = [batch_size or "batch"]
-    outputs = HEAD_GRAPHS[type(source.head)](g, pooled, source, dims, seq_length or "seq")
+    outputs = source.head.onnx_graph(g, pooled, source, dims, seq_length or "seq")
     inputs = [helper.make_tensor_value_info(name, TensorProto.INT32,
                                             dims + [seq_length or "seq"])
               for name in INPUT_NAMES]

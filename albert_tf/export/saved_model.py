@@ -40,7 +40,7 @@ by WordPiece), so any byte string but a blank one gets an answer. An empty or
 whitespace-only string (in any input, of ``serving_default`` and ``tokenize``) is an
 InvalidArgumentError naming its index (TF Serving answers HTTP 400), as the Python runners'
 ValueError (`refuse_blank`). What differs by head comes from
-`albert_tf.task_heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing
+`albert_tf.heads`. Loading needs ``import tensorflow_text`` (for its ops) and nothing
 of albert_tf.
 """
 
@@ -125,13 +125,6 @@ class ServingModule(tf.Module):
         return {k: tf.cast(v, tf.float32)
                 for k, v in self.encoder(features, training=False).items()}
 
-    def mlm(self, input_word_ids, input_mask, input_type_ids) -> dict[str, tf.Tensor]:
-        features = {"input_word_ids": input_word_ids, "input_mask": input_mask,
-                    "input_type_ids": input_type_ids}
-        outputs = self.model(features, training=False)
-        return {"mlm_logits": tf.cast(outputs["mlm_logits"], tf.float32),
-                "sop_logits": tf.cast(outputs["sop_logits"], tf.float32)}
-
     # -- signatures --------------------------------------------------------------------
 
     def signatures(self) -> dict[str, tf.types.experimental.ConcreteFunction]:
@@ -159,14 +152,11 @@ class ServingModule(tf.Module):
         def encode(input_word_ids, input_mask, input_type_ids):
             return self.encode(input_word_ids, input_mask, input_type_ids)
 
-        def mlm(input_word_ids, input_mask, input_type_ids):
-            return self.mlm(input_word_ids, input_mask, input_type_ids)
-
         result = {"serving_default": named(serve, "serving_default", text_specs),
                   "tokenize": named(tokenize, "tokenize", text_specs),
                   "encode": named(encode, "encode", id_specs)}
-        if self.source.has_mlm:
-            result["mlm"] = named(mlm, "mlm", id_specs)
+        for name, fn in self.head.extra_signatures(self).items():   # the head's own
+            result[name] = named(fn, name, id_specs)
         return result
 
 

@@ -98,11 +98,11 @@ def runners(head, op_versions: dict[str, int]) -> tuple[list[str], dict[str, str
 
 def check_head(head, requested: bool) -> None:
     """Refuses (when SDK metadata was asked for) a head no SDK runs."""
-    from albert_tf import task_heads
+    import albert_tf.heads.registry as heads
     if head.sdk_outputs or not requested:
         return
     supported = "; ".join(f"{name} ({', '.join(runners)})"
-                          for name, runners in task_heads.sdk_heads().items())
+                          for name, runners in heads.sdk_heads().items())
     raise ExportError(f"--sdk_metadata=on: no mobile SDK runs {head.name!r} models; the SDK "
                       f"heads are {supported}. Export with --sdk_metadata=off for our runner.")
 

@@ -29,7 +29,7 @@ def bucket_lengths(lengths: Iterable[int]) -> list[int]:
 
 
 def _id_outputs(source: ExportSource, model: keras.Model, sdk: bool = False):
-    """The outputs of the id signatures: the head's (`albert_tf.task_heads`); ``sdk``:
+    """The outputs of the id signatures: the head's (`albert_tf.heads`); ``sdk``:
     those of its SDK-shaped export (``sdk_lite_outputs``)."""
     from albert_tf.text.vocabulary import load_tokenizer
     sep_id = load_tokenizer(source.vocab_file).sep_id

@@ -1,25 +1,40 @@
-"""`TaskHead`: what every head of the registry (`albert_tf.task_heads`) declares, and the
+"""`Head`: what every head of the registry (`albert_tf.heads.registry`) declares, and the
 defaults a head inherits.
 
-One `TaskHead` subclass per head owns:
+One `Head` subclass per head, registered with ``@register``, owns:
 
 =======================  ==============================================================
-``build_model``          the Keras task model (a builder of `albert_tf.models.task_models`)
+``name`` /               its name (``task.json`` ``head``); ``export_only``: an export view
+``export_only``          put on any model's encoder (``--head=``), never trained
+``build_model``          the Keras task model (its builder, in the head's module)
+``head_layers``          the Keras names of the head's own layers: pruning's ``head`` group;
+                         QAT quantizes the Dense ones (``quantize_head``)
 ``task_type`` /          the training task (``task.type`` of the experiment) and the
-``training_task``        `albert_tf.training.tasks.Task` that trains it (loss, metrics,
-                         features and labels); named by ``"module:Class"`` so that the
-                         heads import no training code
+``training_task``        `albert_tf.training.task_base.Task` that trains it (loss, metrics,
+                         features and labels), defined beside the head
+``task_names`` /         what makes albert-tf-finetune pick its ``task.type``: a ``--task``
+``file_header`` /        name (SQuAD's), or the header columns of a custom train file (and
+``custom_syntax``        how to train on one, listed with the known tasks)
+``example_task`` /       its small real example task (``python -m albert_tf.data.examples``)
+``example_data``
 ``text_inputs`` /        the SavedModel serving signature: raw-text input names and shapes,
 ``text_shape`` /         how they are tokenized, and the outputs (tensors and strings)
 ``tokenize`` /
 ``outputs`` /
 ``serving_strings``
+``extra_signatures``     the SavedModel's signatures of this head beside those (pretraining:
+                         ``mlm``)
 ``lite_outputs``         the outputs of the TFLite id signatures (``[batch, seq]`` ids in)
 ``sdk_outputs`` /        the outputs a mobile-SDK-shaped TFLite export keeps (with their
 ``sdk_runners`` /        metadata descriptions), the SDK tasks that run it, and whether its
 ``sdk_label_scores``     output is label scores (`albert_tf.export.sdk_metadata`); empty: none
-``onnx_outputs``         the outputs of the ONNX export (`albert_tf.export.onnx` registers
-                         the graph of each head that has them); empty: no ONNX export
+``onnx_outputs`` /       the outputs of the ONNX export and the graph nodes that compute
+``onnx_graph``           them from the pooled ``[CLS]`` (`albert_tf.export.onnx` builds the
+                         encoder); empty: no ONNX export
+``decoded_output``       the output the runners decode answers from (checked in a .tflite
+                         converted elsewhere, `albert_tf.export.metadata`)
+``distill_output``       the model output distillation matches (None: not distilled)
+``export_help``          for an ``export_only`` head: what ``--head`` gives, for its help
 ``keras_hub_task`` /     the keras-hub task that computes the head exactly, and our Dense
 ``keras_hub_dense``      layer that is its ``logits`` (`albert_tf.interop.keras_hub`)
 ``hf_task`` /            the Hugging Face class (``AlbertFor...``/``BertFor...``) that computes
@@ -32,7 +47,6 @@ One `TaskHead` subclass per head owns:
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -54,15 +68,31 @@ def softmax_and_argmax(logits, id_name: str = "label_id") -> dict:
             id_name: tf.cast(tf.argmax(logits, axis=-1), tf.int32)}
 
 
-class TaskHead:
+class Head:
     """What one head does; see the module docstring. Subclasses override what differs."""
 
     name = ""
+    #: an export view put on any model's encoder (``--head=``), never trained: registered in
+    #: `albert_tf.heads.registry.EXPORT_HEADS`.
+    export_only = False
+    #: the Keras names of the head's own layers in its model: pruning's ``head`` group, and
+    #: (the Dense ones) the head layers QAT quantizes with ``quantize_head``.
+    head_layers: tuple[str, ...] = ()
     #: ``task.type`` of the experiment whose training task builds this head (None: another
     #: head's task trains it, e.g. regression is trained by the classification task).
     task_type: str | None = None
-    #: ``"module:Class"`` of the `Task` that trains it.
-    training_task_class = "albert_tf.training.tasks:ClassificationTask"
+    #: ``--task`` names (lower case) that pick this head's ``task_type`` whatever
+    #: ``task.type`` says (span: the SQuAD names).
+    task_names: tuple[str, ...] = ()
+    #: the header columns of a custom train file that pick this head's ``task_type`` over the
+    #: default ``classification`` (token classification: ``tokens``, ``tags``).
+    file_header: tuple[str, ...] = ()
+    #: how to train on such a file, for the list of known tasks (`albert_tf.data.task_data.
+    #: known_tasks`): ``"<what>: <flags> (header <columns>)"``.
+    custom_syntax = ""
+    #: the folder of its small real example task (``python -m albert_tf.data.examples``,
+    #: built by `example_data`); "": none.
+    example_task = ""
     labels_required = False
     #: whether the head's model takes text pairs (``task.json`` ``text_pair``) whatever the
     #: task (span: question and context: True; tagging: one text: False), or None: the task
@@ -78,9 +108,17 @@ class TaskHead:
     #: whether the SDK output is one score per label: its metadata then carries the label
     #: file and the scores' range (what the SDK classifiers read).
     sdk_label_scores = False
-    #: the outputs of the ONNX export, on the pooled ``[CLS]`` (`albert_tf.export.onnx`
-    #: builds them); empty: no ONNX export of this head.
+    #: the outputs of the ONNX export, on the pooled ``[CLS]`` (`onnx_graph` builds them);
+    #: empty: no ONNX export of this head.
     onnx_outputs: tuple[str, ...] = ()
+    #: the output the runners decode an answer from, which a .tflite converted elsewhere
+    #: must have (`albert_tf.export.metadata`); None: not checked.
+    decoded_output: str | None = None
+    #: the model output knowledge distillation matches between teacher and student
+    #: (`albert_tf.compression`); None: this head is not distilled.
+    distill_output: str | None = None
+    #: an ``export_only`` head: what ``--head=<name>`` gives (albert-tf-export's help).
+    export_help = ""
     #: the keras-hub task base class that computes this head exactly (``"TextClassifier"``:
     #: pooled ``[CLS]`` -> dropout -> Dense ``logits``) and our Dense layer that is its
     #: ``logits`` layer (`albert_tf.interop.keras_hub`); None: keras-hub has no such task.
@@ -109,9 +147,22 @@ class TaskHead:
         raise NotImplementedError
 
     def training_task(self, config, **kwargs):
-        """The `albert_tf.training.tasks.Task` of ``training_task_class`` on ``config``."""
-        module, _, name = self.training_task_class.partition(":")
-        return getattr(importlib.import_module(module), name)(config, **kwargs)
+        """The `albert_tf.training.task_base.Task` that trains this head on ``config`` (an
+        `ExperimentConfig`); a head that is never trained has none."""
+        raise NotImplementedError(f"the {self.name} head has no training task.")
+
+    def example_data(self, data_dir: str, output_dir: str, overwrite: bool = False) -> str:
+        """Writes the ``example_task`` folder under ``output_dir`` from the shared data of
+        ``data_dir`` (an albert-tf output, `albert_tf.data.examples`); returns it."""
+        raise NotImplementedError(f"the {self.name} head has no example task.")
+
+    # -- ONNX ----------------------------------------------------------------------------
+    def onnx_graph(self, g, pooled: str, source, dims: list, seq) -> list:
+        """Adds the nodes of ``onnx_outputs`` to ``g`` (an `albert_tf.export.onnx.Graph`)
+        from ``pooled`` (the pooled ``[CLS]`` ``[B, H]``) of ``source`` (an `ExportSource`);
+        returns their ``onnx.ValueInfoProto`` (``dims``: the batch dimension, ``seq``: the
+        sequence one)."""
+        raise NotImplementedError(f"the {self.name} head has no ONNX graph.")
 
     # -- SavedModel serving ------------------------------------------------------------
     def text_inputs(self, info) -> tuple[str, ...]:
@@ -151,6 +202,12 @@ class TaskHead:
         """String outputs added to `outputs` in the SavedModel (labels, answers)."""
         return {}
 
+    def extra_signatures(self, module) -> dict:
+        """``{name: fn(input_word_ids, input_mask, input_type_ids) -> outputs}``: signatures
+        on the three int32 ``[B, S]`` ids the SavedModel adds for this head, beside
+        ``serving_default``, ``tokenize`` and ``encode`` (``module``: the `ServingModule`)."""
+        return {}
+
     # -- TFLite ------------------------------------------------------------------------
     def lite_outputs(self, source, model, features: dict, sep_id: int) -> dict:
         """Outputs of a TFLite id signature: ``features`` are ``[batch, seq]`` ids."""
@@ -180,3 +237,7 @@ class TaskHead:
         """The answer for one example from the outputs of its rows (packed ``rows``; None
         for in-graph tokenizer models)."""
         return {k: np.asarray(v).tolist() for k, v in outs[0].items()}
+
+
+#: The name of `Head` before the registry (kept for existing imports and subclasses).
+TaskHead = Head

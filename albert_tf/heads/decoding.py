@@ -1,4 +1,4 @@
-"""NumPy helpers of the edge runner's decoding (`albert_tf.task_heads` ``decode``)."""
+"""NumPy helpers of the edge runner's decoding (the heads' ``decode``, `albert_tf.heads`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def word_labels(text: str, spans: Sequence[tuple[int, int]],
     """The whitespace-separated words of ``text`` that the pieces of ``spans`` (the
     ``(start, end)`` characters of each piece, in order: ``encode_with_offsets``) fall in,
     and the label id of each word's first piece: the words and tags of training
-    (`albert_tf.data.task_data.encode_tagged`), for either vocabulary."""
+    (`albert_tf.heads.token_classification.encode_tagged`), for either vocabulary."""
     bounds = [m.span() for m in re.finditer(r"\S+", text)]
     ends = [end for _, end in bounds]
     words: list[str] = []

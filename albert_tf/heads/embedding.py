@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.heads.base import TaskHead, lazy_tf
+from albert_tf.heads.base import Head, lazy_tf
+from albert_tf.heads.registry import register
 
 
-class EmbeddingHead(TaskHead):
+@register
+class EmbeddingHead(Head):
     """A sentence embedding from any model's encoder (an export view, never trained):
     ``embedding [B, H]``, the mean of ``sequence_output`` over the mask, L2-normalized (what
     MediaPipe ``TextEmbedder`` reads; cosine similarity is then a dot product).
@@ -17,6 +19,8 @@ class EmbeddingHead(TaskHead):
     """
 
     name = "embedding"
+    export_only = True
+    export_help = "mean over the mask, L2-normalized"
     sdk_outputs = {"embedding": "Mean of the last hidden states over the mask, L2-normalized."}
     sdk_runners = ("MediaPipe TextEmbedder",)
 

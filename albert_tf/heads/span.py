@@ -1,4 +1,4 @@
-"""Span extraction decoding (the ``span`` head of `albert_tf.task_heads`): the best answer
+"""Span extraction decoding (the ``span`` head of `albert_tf.heads`): the best answer
 span inside the context, in TensorFlow (`best_spans`, in exported graphs) and NumPy
 (`best_span`, the edge runner), and the logits of the SDK-shaped TFLite export that make
 TFLite Task Library's ``BertQuestionAnswerer`` answer that span (`sdk_span_logits`)."""

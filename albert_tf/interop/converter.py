@@ -32,8 +32,8 @@ import numpy as np
 
 from albert_tf import outputs
 from albert_tf.checkpoints import (CONFIG_FILE, TASK_FILE, WEIGHTS_PREFIX,
-                                   load_config_from_dir, named_weights, restore_weights,
-                                   write_weights)
+                                   load_config_from_dir, named_weights, pretrainer_prefixes,
+                                   restore_weights, write_weights)
 from albert_tf.config import AlbertConfig, activation_to_hf
 from albert_tf.interop import name_map
 from albert_tf.interop.name_map import HEAD_PREFIXES, NameTable
@@ -292,7 +292,7 @@ def write_model_dir(model, config: AlbertConfig, output_dir: str, report: Mappin
         write_weights(named_weights(model), os.path.join(tmp, WEIGHTS_PREFIX))
         for asset in assets[:1]:                  # the vocabulary
             _copy_vocabulary(asset, tmp, report)
-        restore_weights(model, tmp, required=("embeddings/", "mlm/", "sop/"))   # readable?
+        restore_weights(model, tmp, required=pretrainer_prefixes())   # readable?
         with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(str(report) + "\n")
     return os.path.abspath(os.path.expanduser(output_dir))

@@ -1,6 +1,6 @@
 """Finetuned heads between albert-tf and Hugging Face (``AlbertFor...`` / ``BertFor...``).
 
-Every head of `albert_tf.task_heads` with an ``hf_task`` has a Hugging Face class that
+Every head of `albert_tf.heads` with an ``hf_task`` has a Hugging Face class that
 computes it exactly from the same encoder outputs: its ``nn.Linear`` (``hf_linear``) is our
 Dense layer ``hf_dense`` (kernel transposed), the dropout before it is inactive at inference.
 
@@ -34,7 +34,8 @@ import os
 import re
 from typing import Any
 
-from albert_tf import task_heads as heads
+import albert_tf.heads.registry as heads
+from albert_tf.heads.base import Head
 from albert_tf.checkpoints import TASK_FILE, TaskInfo, load_task_info
 from albert_tf.config import AlbertConfig
 from albert_tf.interop import name_map
@@ -50,7 +51,7 @@ BASE_CLASSES = ("Model", "ForPreTraining", "ForMaskedLM", "ForNextSentencePredic
 
 
 # ------------------------------------------------------------------------------ export
-def export_head(model_dir: str) -> tuple[heads.TaskHead | None, TaskInfo | None]:
+def export_head(model_dir: str) -> tuple[Head | None, TaskInfo | None]:
     """The head and `TaskInfo` of a finetuned model directory (``None, None`` without a
     ``task.json``); a one-line `ConversionError` for a head no Hugging Face class computes."""
     if not os.path.isfile(os.path.join(model_dir, TASK_FILE)):
@@ -59,7 +60,7 @@ def export_head(model_dir: str) -> tuple[heads.TaskHead | None, TaskInfo | None]
     return check_head(heads.get(info.head), model_dir), info
 
 
-def check_head(head: heads.TaskHead, where: str) -> heads.TaskHead:
+def check_head(head: Head, where: str) -> Head:
     """``head``; a one-line `ConversionError` naming the heads that export when no Hugging
     Face class computes it."""
     if not head.hf_task:
@@ -69,7 +70,7 @@ def check_head(head: heads.TaskHead, where: str) -> heads.TaskHead:
     return head
 
 
-def config_fields(head: heads.TaskHead, info: TaskInfo, num_labels: int) -> dict[str, Any]:
+def config_fields(head: Head, info: TaskInfo, num_labels: int) -> dict[str, Any]:
     """The task keys of a Hugging Face ``config.json`` for ``head`` with ``num_labels``
     outputs: ``task.json``'s labels when there is one per output, else ``LABEL_i``."""
     labels = list(info.label_list or ())
@@ -91,7 +92,7 @@ def write_task_record(directory: str, info: TaskInfo) -> None:
     info.to_json(os.path.join(directory, EXTRAS_DIR, TASK_FILE))
 
 
-def task_rules(head: heads.TaskHead, config: AlbertConfig, table: name_map.NameTable,
+def task_rules(head: Head, config: AlbertConfig, table: name_map.NameTable,
                weights) -> dict[str, name_map.Rule]:
     """``{Hugging Face name: Rule}`` of a task model with ``weights`` (our names): the
     table's encoder rows (the pooler only when the head uses it) and the head's Linear."""
@@ -153,7 +154,7 @@ def _max_seq_length(directory: str, config: AlbertConfig, kept: TaskInfo | None 
     return config.max_position_embeddings
 
 
-def _kept_task_info(directory: str, head: heads.TaskHead, labels: list[str],
+def _kept_task_info(directory: str, head: Head, labels: list[str],
                     notes: list[str]) -> TaskInfo | None:
     """The ``task.json`` albert-tf kept in the directory (`write_task_record`) when it still
     describes the model (the same head and number of labels), else None."""
@@ -173,7 +174,7 @@ def _kept_task_info(directory: str, head: heads.TaskHead, labels: list[str],
     return kept
 
 
-def _text_pair(head: heads.TaskHead, task: str) -> tuple[bool | None, str]:
+def _text_pair(head: Head, task: str) -> tuple[bool | None, str]:
     """Whether a model from elsewhere takes sentence pairs (None: unknown), and why: its
     head (span, multiple choice: pairs), else the task its ``finetuning_task`` names."""
     from albert_tf.data import task_data
@@ -192,7 +193,7 @@ def _text_pair(head: heads.TaskHead, task: str) -> tuple[bool | None, str]:
 
 def read_head(directory: str, config: AlbertConfig, model_type: str,
               notes: list[str], vocab: str | None = None
-              ) -> tuple[heads.TaskHead, TaskInfo] | None:
+              ) -> tuple[Head, TaskInfo] | None:
     """The albert-tf head and `TaskInfo` of a Hugging Face task model directory; None for
     a base or pretraining model, or a task no head computes (its head is then skipped).
 
@@ -243,7 +244,7 @@ def read_head(directory: str, config: AlbertConfig, model_type: str,
     return head, info
 
 
-def task_table(head: heads.TaskHead, table: name_map.NameTable,
+def task_table(head: Head, table: name_map.NameTable,
                weights) -> name_map.NameTable:
     """``table`` for a task model with ``weights``: the head's Linear mapped, the rows of
     weights the model lacks (mlm/, sop/, an unused pooler) skipped."""

@@ -97,16 +97,16 @@ def _load_preset(path: str):
 
 
 def _head_of(is_a):
-    """Our `TaskHead` whose keras-hub task ``is_a(keras-hub task class)`` says (None: none)."""
+    """Our `Head` whose keras-hub task ``is_a(keras-hub task class)`` says (None: none)."""
     import keras_hub
 
-    from albert_tf import task_heads
-    return task_heads.for_keras_hub_task(lambda base: is_a(getattr(keras_hub.models, base)))
+    import albert_tf.heads.registry as heads
+    return heads.for_keras_hub_task(lambda base: is_a(getattr(keras_hub.models, base)))
 
 
 def _task_class(path: str):
     """The keras-hub task class of the preset's ``task.json`` when one of our heads is that
-    task (`TaskHead.keras_hub_task`: a ``TextClassifier``), else None (the backbone is read)."""
+    task (`Head.keras_hub_task`: a ``TextClassifier``), else None (the backbone is read)."""
     import keras_hub
 
     from albert_tf.checkpoints import TASK_FILE
@@ -169,7 +169,7 @@ def _hub_task_info(task, head, path: str | None, assets: list[str], config: Albe
 
 def read_head(task, path: str | None, assets: list[str], config: AlbertConfig):
     """The `HubHead` of a keras-hub task object whose head is one of ours (a
-    ``TextClassifier``: `TaskHead.keras_hub_task`), else None. One-line `ConversionError`
+    ``TextClassifier``: `Head.keras_hub_task`), else None. One-line `ConversionError`
     for what our head cannot compute: an activation on the logits, fewer than 2 classes."""
     import keras
     head = _head_of(lambda base: isinstance(task, base))
@@ -683,12 +683,12 @@ def _check_logits(ours, task, config: AlbertConfig, report: MappingReport) -> No
 def hub_task(model_dir: str, layout: HubLayout, backbone, preprocessor, info,
              report: MappingReport):
     """The keras-hub task of a finetuned model (our head's weights in it), or ``backbone``
-    with a note when keras-hub has no task for the head (`TaskHead.keras_hub_task`)."""
+    with a note when keras-hub has no task for the head (`Head.keras_hub_task`)."""
     import keras_hub
 
-    from albert_tf import task_heads
+    import albert_tf.heads.registry as heads
     from albert_tf.checkpoints import load_task_model, named_weights
-    head = task_heads.get(info.head)
+    head = heads.get(info.head)
     if head.keras_hub_task is None:
         report.notes.append(f"task.json head {head.name!r}: keras-hub {keras_hub.__version__} "
                             "has no task that computes it; the preset holds the backbone"

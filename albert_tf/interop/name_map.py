@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+import albert_tf.heads.registry as heads
 from albert_tf.config import AlbertConfig
 
 IDENTITY = "identity"
@@ -36,9 +37,10 @@ TRANSPOSE = "transpose"
 RESHAPE = "reshape"
 TRANSFORMS = (IDENTITY, TRANSPOSE, RESHAPE)
 
-# Our weights that are heads rather than encoder: a source without them still converts
-# (the heads are freshly initialized and reported); a missing encoder weight is an error.
-HEAD_PREFIXES = ("mlm/", "sop/")
+# Our weights that are heads rather than encoder (the pretraining head's layers, ``mlm/`` and
+# ``sop/``): a source without them still converts (the heads are freshly initialized and
+# reported); a missing encoder weight is an error.
+HEAD_PREFIXES = tuple(f"{layer}/" for layer in heads.get("pretraining").head_layers)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,7 +277,7 @@ HF_ALBERT = NameTable(
 
 def hf_head_rules(linear: str, dense: str) -> tuple[Rule, Rule]:
     """The rows of a Hugging Face task head's ``nn.Linear`` ``linear`` (``classifier``,
-    ``qa_outputs``), which is our Dense layer ``dense`` (`albert_tf.task_heads` names both)."""
+    ``qa_outputs``), which is our Dense layer ``dense`` (`albert_tf.heads` names both)."""
     return (Rule(f"{linear}.weight", f"{dense}/kernel", TRANSPOSE),
             Rule(f"{linear}.bias", f"{dense}/bias"))
 

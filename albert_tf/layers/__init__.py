@@ -4,8 +4,8 @@ from albert_tf.layers.activations import gelu_exact, gelu_tanh, get_activation
 from albert_tf.layers.attention import AttentionMask, SelfAttentionBlock
 from albert_tf.layers.embeddings import AlbertEmbeddings
 from albert_tf.layers.feed_forward import FeedForwardBlock
-from albert_tf.layers.heads import (ClsPooler, FoldChoices, GatherPositions, MaskedLMHead,
-                                    SpanLogits, UnfoldChoices)
+from albert_tf.layers.output_layers import (ClsPooler, FoldChoices, GatherPositions,
+                                            MaskedLMHead, SpanLogits, UnfoldChoices)
 
 __all__ = ["AlbertEmbeddings", "AttentionMask", "ClsPooler", "FeedForwardBlock", "FoldChoices",
            "GatherPositions", "MaskedLMHead", "SelfAttentionBlock",

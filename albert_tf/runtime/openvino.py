@@ -14,7 +14,7 @@ packed into the smallest sequence-length bucket that holds it (the largest trunc
 run in batches of ``batch_size`` (the last one padded). A dynamic IR is compiled lazily for
 each static ``[batch_size, bucket]`` shape it meets (OpenVINO plans per shape); a static IR
 has its one shape. Any head of the export is
-decoded (`albert_tf.task_heads`); the name says what it is mostly for.
+decoded (`albert_tf.heads`); the name says what it is mostly for.
 
 Threads: compiled models are shared; each calling thread gets its own infer requests. Needs
 ``openvino`` only (no TensorFlow).

@@ -3,7 +3,7 @@
 `ExportRunner` reads an export's ``metadata.json`` (head, labels, tokenizer), preprocesses
 with `albert_tf.runtime.preprocessor.Preprocessor` (tokenize, pack into length buckets,
 batch), runs each bucket and decodes the outputs in input order with the export's task head
-(`albert_tf.task_heads`). A subclass supplies only what runs the model: ``runner(key)`` (a
+(`albert_tf.heads`). A subclass supplies only what runs the model: ``runner(key)`` (a
 call of signature / bucket ``key``: named input arrays in, named output arrays out) and
 ``batch_size(key)``. The subclasses:
 
@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from albert_tf import task_heads as heads
+import albert_tf.heads.registry as heads
 from albert_tf.export.metadata import check_vocabulary, read_metadata
 from albert_tf.export.signatures import bucket_lengths, signature_key
 from albert_tf.runtime.preprocessor import INPUT_NAMES, Preprocessor  # noqa: F401  (public)
@@ -88,7 +88,7 @@ class ExportRunner:
         """Head, labels and the preprocessor from ``self.meta`` (``self.buckets`` set
         before). In-graph tokenizer models have no preprocessor (strings go in)."""
         self.head = self.meta["head"]
-        self.task_head = heads.get(self.head)   # decoding: `albert_tf.task_heads`
+        self.task_head = heads.get(self.head)   # decoding: `albert_tf.heads`
         self.labels = self.meta.get("labels")
         tok = self.meta["tokenizer"]
         self.in_graph = bool(tok["in_graph"])

@@ -25,7 +25,7 @@ import typing
 from typing import Any
 
 from albert_tf import hyperparams
-from albert_tf import task_heads as heads
+import albert_tf.heads.registry as heads
 # The configuration layer, re-exported: importers of albert_tf.training.experiment_config
 # keep working.
 from albert_tf.hyperparams import (ConfigKeyError, ConfigValueError,  # noqa: F401
@@ -155,7 +155,7 @@ class TaskConfig:
     """What to learn.
 
     Attributes:
-      type: a head's training task in `albert_tf.task_heads` (``heads.for_task_type``):
+      type: a head's training task in `albert_tf.heads` (``heads.for_task_type``):
         ``pretraining`` (MLM + SOP), ``classification`` (GLUE classification and
         regression, custom TSV tasks), ``squad``, ``multiple_choice`` or
         ``token_classification``.

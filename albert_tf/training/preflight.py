@@ -30,8 +30,9 @@ def check_task_name(task) -> None:
     name = (task.name or "").lower()
     if not name:
         raise data_tasks.TaskDataError(f"no task given: pass --task=NAME. Tasks: {known()}.")
-    if name in data_tasks.SENTEVAL_TASKS or name in data_tasks.SQUAD_TASKS \
-            or data_tasks.glue_task_key(name):
+    import albert_tf.heads.registry as heads
+    if name in data_tasks.SENTEVAL_TASKS or heads.for_task_name(name) is not None \
+            or data_tasks.glue_task_key(name):     # a head's own task names: SQuAD's
         return
     raise data_tasks.TaskDataError(f"unknown task {task.name!r}. Known tasks: {known()}.")
 
