@@ -65,13 +65,12 @@ def edge_formats() -> tuple[str, ...]:
     """The formats the ``albert-tflite-*`` tools run: those with a raw-text runner."""
     return tuple(f.name for f in _export_formats() if f.runner)
 
+
+# What each kind that is not an export format is (a format is described from its registry
+# title: `describe`).
 KINDS = {
     "model": "an albert-tf model directory",
     "run": "the run directory of albert-tf-finetune, -pretrain or -compress",
-    "tflite": "a TFLite export (albert-tf-export --format=tflite)",
-    "onnx": "an ONNX export (albert-tf-export --format=onnx)",
-    "openvino": "an OpenVINO export (albert-tf-export --format=openvino)",
-    "saved_model": "a SavedModel (albert-tf-export --format=saved_model)",
     "serving": "a TF Serving base directory of SavedModels (albert-tf-export "
                "--format=saved_model)",
     "hf": "a Hugging Face directory",
@@ -186,8 +185,8 @@ def _is_serving_base(path: str) -> bool:
 
 
 def artifact_kind(path: str) -> str | None:
-    """What ``path`` is among `KINDS` (a model file inside an export counts as the export);
-    None: something else, or nothing."""
+    """What ``path`` is among `KINDS` and the export formats (a model file inside an export
+    counts as the export); None: something else, or nothing."""
     if os.path.isfile(path):
         kind = _format_of_file(path)
         fmt = _export_format(os.path.dirname(os.path.abspath(path)))
@@ -213,7 +212,7 @@ def artifact_kind(path: str) -> str | None:
 
 def describe(kind: str) -> str:
     """"an ONNX export (albert-tf-export --format=onnx)": what an `artifact_kind` is, for
-    messages (`KINDS`; a registered format without an entry there: from its title)."""
+    messages (`KINDS`, or an export format's registry title)."""
     if kind in KINDS:
         return KINDS[kind]
     title = next(f.title for f in _export_formats() if f.name == kind)

@@ -390,6 +390,9 @@ def test_the_export_kinds_follow_the_format_registry(monkeypatch):
     names = formats.names()
     assert set(names) | {"serving"} == set(user_inputs.export_kinds())
     assert all(user_inputs.describe(n) for n in user_inputs.export_kinds())
+    assert not set(names) & set(user_inputs.KINDS), "a format's description is its title"
+    assert user_inputs.describe("openvino") == \
+        "an OpenVINO IR (albert-tf-export --format=openvino)"
     assert set(user_inputs.edge_formats()) == {"tflite", "onnx", "openvino"}
     extra = dataclasses.replace(formats.get("onnx"), name="onnx_copy")
     registered = formats.every_format()
