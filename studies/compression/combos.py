@@ -23,12 +23,19 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only_ptq", action="store_true")
     args = parser.parse_args(argv)
+    needed = {f"{OUT}/distilled": "compression-distillation"}
+    if not args.only_ptq:
+        needed[f"{OUT}/pruned80"] = "compression-pruning"
+    for directory, figure in needed.items():
+        if not os.path.isdir(directory):
+            raise SystemExit(f"no model at {directory}: run `make figures NAME={figure}` first")
     if not args.only_ptq:
         for name, init in (("prune_qat", f"{OUT}/pruned80"), ("distill_qat", f"{OUT}/distilled")):
             log(f"{name} from {init}")
-            subprocess.run([sys.executable, os.path.join(HERE, "qat.py"),
-                            f"--init={init}", f"--name={name}", "--modes=per_depth",
-                            "--steps=400"], check=True)
+            if subprocess.run([sys.executable, os.path.join(HERE, "qat.py"), f"--init={init}",
+                               f"--name={name}", "--modes=per_depth", "--steps=400"]
+                              ).returncode:
+                raise SystemExit(f"compression-combos: QAT of {init} failed (its error above)")
     init = f"{OUT}/distilled"
     file = export(init, "distill_ptq_xnnpack", quantization="int8")
     save_result("distill_ptq_xnnpack", {

@@ -31,6 +31,9 @@ def main(argv=None) -> None:
         for key in ("tflite", "float_tflite", "ptq_tflite"):
             if result.get(key):
                 files[f"{os.path.basename(result_file)[:-5]}:{key}"] = result[key]
+    if not files:
+        raise SystemExit(f"no compressed models to time in {RESULTS}: run the compression "
+                         "figures first (`make figures NAME=compression`)")
     log(f"timing {len(files)} files")
     times = latency(files, rounds=args.rounds, seconds=4.0)
     latency_file = os.path.join(RESULTS, "latency.json")

@@ -65,6 +65,9 @@ def main(argv=None) -> None:
         ms = f"{ms:.2f}" if ms else "-"
         lines.append(f"| {label} | {pct(keras_acc)} | {pct(tfl_acc)} | {params} | "
                      f"{size / 1e6:.2f} | {gz / 1e6:.2f} | {ms} | {speed} |")
+    if len(lines) == 2:
+        raise SystemExit(f"no results in {RESULTS}: run the compression figures first "
+                         "(`make figures NAME=compression`)")
     table = "\n".join(lines)
     print(table)
     with open(args.write, "w") as f:
