@@ -13,7 +13,8 @@ import numpy as np
 
 from albert_tf.data.task_data import (Example, TaskData, TaskDataError, bad_row,
                                       batch_slices, numbered_header_rows, width_problem)
-from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
+from albert_tf.heads.base import (Head, lazy_tf, smoke_sentences, softmax_and_argmax,
+                                  write_smoke_tsv)
 from albert_tf.heads.decoding import word_labels
 from albert_tf.heads.registry import register
 from albert_tf.training.task_base import TextTask, custom_task_files
@@ -53,6 +54,16 @@ class TokenClassificationHead(Head):
 
     def training_task(self, config, **kwargs):
         return TokenClassificationTask(config, **kwargs)
+
+    answer_keys = ("words", "labels")
+
+    def smoke_files(self, directory, vocab):
+        """A custom TSV task (``tokens``, ``tags``): the numbers of the sentences are ``NUM``."""
+        from albert_tf.heads.classification import smoke_tsv_overrides
+        rows = [(text, " ".join("NUM" if word.isdigit() else "O" for word in text.split()))
+                for text in smoke_sentences()]
+        files = write_smoke_tsv(directory, ("tokens", "tags"), rows)
+        return smoke_tsv_overrides(files, vocab, self.task_type)
 
     def example_data(self, data_dir, output_dir, overwrite=False):
         return sst2_tags(data_dir, output_dir, overwrite=overwrite)
