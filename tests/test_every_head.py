@@ -11,6 +11,7 @@ step through the trainer, one step of each compression stage it allows
 (``compression_stages``: pruning, QAT) with the library on its training task's loss, every
 export format it has (SavedModel, TFLite, ONNX), and the exports' answers to its smoke
 inputs. An ``export_only`` head is exported from a trained head's model (``--head``).
+A head read from a custom file of its own format also goes through albert-tf-compress.
 """
 
 from __future__ import annotations
@@ -211,6 +212,64 @@ def test_every_registered_head_end_to_end(name, trained, tmp_path):
         assert len(answers) == len(texts_a), (name, kind)
         for answer in answers:
             assert set(head.answer_keys) <= set(answer), (name, kind, sorted(answer))
+
+
+CUSTOM_FILE_HEADS = [head.name for head in heads.custom_heads()]
+
+
+def _compression_config(init_model: str, data_dir: str, out: str, stages):
+    from albert_tf.compression.compression_config import CompressionConfig
+    cfg = CompressionConfig()
+    cfg.stages, cfg.init_model, cfg.model_dir = list(stages), init_model, out
+    cfg.data.data_dir, cfg.data.batch_size, cfg.data.eval_batch_size = data_dir, 8, 16
+    cfg.pruning.train_steps, cfg.pruning.end_step, cfg.pruning.frequency = 1, 1, 1
+    cfg.pruning.targets = ["head", "ffn"]
+    cfg.qat.train_steps, cfg.export.tflite = 1, False
+    return cfg
+
+
+@pytest.mark.parametrize("name", CUSTOM_FILE_HEADS)
+def test_a_custom_file_head_compresses_with_pruning_and_qat_only(name, tiny, tmp_path):
+    """A head read from a custom file of its own format compresses on its training task's
+    data (``data.data_dir``: its train.tsv and dev.tsv): other stages, and a missing file,
+    are one-line errors before any training."""
+    from albert_tf.compression.compression_config import CompressionConfigError
+    from albert_tf.compression.compressor import compress_model
+    from albert_tf.resources import DEFAULT_VOCAB, resolve
+    head, vocab = heads.get(name), resolve(DEFAULT_VOCAB)
+    head.smoke_files(str(tmp_path / "data"), vocab)
+    model, info = head.build_model(tiny, smoke_info(head)), smoke_info(head)
+    for stages in (["structured"], ["pruning", "structured"]):
+        cfg = _compression_config("", str(tmp_path / "data"), "", stages)
+        with pytest.raises(CompressionConfigError, match="pruning and qat only"):
+            compress_model(model, info, vocab, cfg)
+    cfg = _compression_config("", str(tmp_path / "data"), "", ["pruning", "qat"])
+    cfg.export.tflite = True
+    with pytest.raises(CompressionConfigError, match="export.tflite"):
+        compress_model(model, info, vocab, cfg)
+    (tmp_path / "empty").mkdir()
+    cfg = _compression_config("", str(tmp_path / "empty"), "", ["pruning"])
+    with pytest.raises(FileNotFoundError, match="data.data_dir"):
+        compress_model(model, info, vocab, cfg)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CUSTOM_FILE_HEADS)
+def test_albert_tf_compress_prunes_and_quantizes_a_custom_file_head(name, trained, tmp_path):
+    """albert-tf-compress's run on a trained model directory of the head: one step of
+    pruning then of QAT on its own data, scored by its training task's dev metrics."""
+    import os
+
+    from albert_tf.checkpoints import load_task_info
+    from albert_tf.compression.compressor import run
+    final, config = trained(name)
+    cfg = _compression_config(final, os.path.dirname(config.task.train_file),
+                              str(tmp_path / "compressed"), ["pruning", "qat"])
+    report = run(cfg, log=lambda message: None)
+    assert set(report["dev"]) == {"start", "pruning", "qat"}, report["dev"]
+    assert all(result["examples"] == 16 for result in report["dev"].values()), report["dev"]
+    assert report["sparsity"]["total"] > 0.5, report["sparsity"]
+    assert load_task_info(report["model_dir"]).head == name
 
 
 def test_importing_the_heads_loads_no_tensorflow():

@@ -194,6 +194,13 @@ class Head:
         per example), a few examples: the end-to-end test of every head."""
         return smoke_sentences(3), None
 
+    def keras_loss(self):
+        """The Keras loss of this head's model for compression's ``fit`` (`albert_tf.
+        compression`), on the labels its training task's datasets give: the cross-entropy
+        of ``logits`` against integer labels by default."""
+        from albert_tf.backend import keras
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
     def example_data(self, data_dir: str, output_dir: str, overwrite: bool = False) -> str:
         """Writes the ``example_task`` folder under ``output_dir`` from the shared data of
         ``data_dir`` (an albert-tf output, `albert_tf.data.examples`); returns it."""

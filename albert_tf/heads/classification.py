@@ -99,6 +99,11 @@ class RegressionHead(Head):
     def training_task(self, config, **kwargs):
         return ClassificationTask(config, **kwargs)
 
+    def keras_loss(self):
+        """The squared error of ``value`` against the float labels."""
+        from albert_tf.backend import keras
+        return keras.losses.MeanSquaredError()
+
     def smoke_files(self, directory, vocab):
         """A custom TSV task with float labels (``sentence``, ``score``)."""
         rows = [(text, f"{i % 5}.5") for i, text in enumerate(smoke_sentences())]

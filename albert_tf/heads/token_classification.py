@@ -57,6 +57,11 @@ class TokenClassificationHead(Head):
 
     answer_keys = ("words", "labels")
 
+    def keras_loss(self):
+        """The cross-entropy of ``logits [B, S, T]`` against the tags ``[B, S]`` of the words'
+        first pieces (labels < 0, the other pieces and pads, weigh nothing), as training's."""
+        return masked_tag_loss
+
     def smoke_files(self, directory, vocab):
         """A custom TSV task (``tokens``, ``tags``): the numbers of the sentences are ``NUM``."""
         from albert_tf.heads.classification import smoke_tsv_overrides
@@ -86,6 +91,17 @@ class TokenClassificationHead(Head):
         label_ids = np.argmax(outs[0]["probabilities"], -1)[1:pieces + 1]
         words, labels = word_labels(text, spans[:pieces], label_ids)
         return {"words": words, "labels": [runner.labels[i] for i in labels]}
+
+
+def masked_tag_loss(labels, logits):
+    """Mean cross-entropy of ``logits [B, S, T]`` over the positions whose ``labels [B, S]``
+    are >= 0 (a word's first piece): the token-classification loss as a Keras loss."""
+    from albert_tf.training import metrics as metrics_lib
+    tf = lazy_tf()
+    labels = tf.cast(labels, tf.int32)
+    weights = tf.cast(labels >= 0, tf.float32)
+    xent = metrics_lib.sparse_xent(tf.maximum(labels, 0), tf.cast(logits, tf.float32))
+    return tf.reduce_sum(xent * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
 
 
 # -------------------------------------------------------------------------- model
