@@ -43,7 +43,8 @@ One `Head` subclass per head, registered with ``@register``, owns:
 ``runner_rows`` /        the export runners (`albert_tf.runtime.runner`): which packed rows one
 ``decode`` /             example becomes, how their outputs become the answer, and the keys
 ``answer_keys``          of every answer
-``compression_stages``   the compression stages its model can go through (pruning, QAT)
+``keras_loss`` /         the Keras loss compression's ``fit`` trains its model with, and the
+``compression_stages``   compression stages that model can go through (pruning, QAT)
 ``smoke_files`` /        a tiny train set in its own input format and the overrides that
 ``smoke_inputs``         train on it, and texts for the runners: the end-to-end test of every
                          head (``tests/test_every_head.py``)
