@@ -253,6 +253,23 @@ def test_a_custom_file_head_compresses_with_pruning_and_qat_only(name, tiny, tmp
         compress_model(model, info, vocab, cfg)
 
 
+@pytest.mark.parametrize("name", CUSTOM_FILE_HEADS)
+def test_albert_tf_compress_reads_a_custom_file_head_from_its_folder(name, tmp_path):
+    """albert-tf-compress's check before TensorFlow loads: a model of such a head trains on
+    the data folder's train.tsv and dev.tsv (not on a GLUE task), a one-line error without."""
+    import json
+
+    from albert_tf.data.task_checks import check_compression_task
+    from albert_tf.data.task_data import TaskDataError
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "task.json").write_text(json.dumps({"task": "mine", "head": name}))
+    (tmp_path / "data").mkdir()
+    with pytest.raises(TaskDataError, match=f"a {name} model: .*train.tsv, which does not"):
+        check_compression_task(str(tmp_path / "model"), "", str(tmp_path / "data"))
+    heads.get(name).smoke_files(str(tmp_path / "data"), "vocab.model")
+    check_compression_task(str(tmp_path / "model"), "", str(tmp_path / "data"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CUSTOM_FILE_HEADS)
 def test_albert_tf_compress_prunes_and_quantizes_a_custom_file_head(name, trained, tmp_path):
