@@ -219,10 +219,10 @@ def test_text_pair_and_vocabulary_of_a_directory_from_elsewhere(tmp_path):
 
 
 # ---------------------------------------------------------------------- the other heads
-AUTO_CLASSES = {"regression": "AutoModelForSequenceClassification",
-                "span": "AutoModelForQuestionAnswering",
-                "multiple_choice": "AutoModelForMultipleChoice",
-                "token_classification": "AutoModelForTokenClassification"}
+#: The transformers auto class of every head with a Hugging Face head of its own (``hf_dense``):
+#: ``AutoModel`` + its ``hf_task``.
+AUTO_CLASSES = {name: f"AutoModel{head.hf_task}" for name, head in heads.HEADS.items()
+                if head.hf_task and head.hf_dense}
 
 
 def _random_task_dir(path: str, config, info: TaskInfo, vocab: str):

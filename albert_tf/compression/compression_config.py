@@ -260,7 +260,9 @@ class CompressionDataConfig:
 
     Attributes:
       task: task name for `albert_tf.data.task_data.load_task` ("" = task.json's).
-      data_dir: root of the task data ("" = ``$ALBERT_TF_DATA_DIR``).
+      data_dir: root of the task data ("" = ``$ALBERT_TF_DATA_DIR``); for a head read from
+        a custom file of its own format (multiple choice, token classification), the folder
+        of its ``train.tsv`` and ``dev.tsv``.
       max_seq_length: training/eval length (0 = task.json's).
       batch_size / eval_batch_size: examples per training / evaluation batch.
       length_bucketing: batch training examples of similar length, cut to the longest.

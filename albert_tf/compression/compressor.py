@@ -52,15 +52,15 @@ class Context:
         return self.inputs.train_dataset(self.config.data.batch_size, self.config.seed)
 
     def evaluate(self, model, label: str) -> dict:
-        result = data_lib.evaluate(model, self.inputs.dev_dataset(self.config.data.eval_batch_size),
-                                   self.inputs.is_regression)
+        result = self.inputs.evaluate(model, self.config.data.eval_batch_size)
         self.report.setdefault("dev", {})[label] = result
         self.log(f"dev after {label}: {result}")
         return result
 
     def fit(self, model, steps: int, learning_rate: float, callbacks=()):
         data_lib.compile_stage(model, self.config.optimizer, steps, learning_rate,
-                               self.inputs.is_regression, self.config.run_eagerly)
+                               self.inputs.is_regression, self.config.run_eagerly,
+                               self.inputs.loss, self.inputs.fit_metrics())
         start = time.time()
         logs = data_lib.fit_steps(model, self.train_dataset(), steps, callbacks,
                                   log_every=max(1, steps // 10))
@@ -94,6 +94,16 @@ def precheck(model: keras.Model, ctx: Context) -> None:
             pruning.make_schedule(cfg.pruning)
             probe = build_task_model(config, ctx.task_info)
             pruning.check_blocks(probe, cfg.pruning)   # resolves the targets first
+    others = [stage for stage in cfg.stages if stage not in ("pruning", "qat")]
+    if isinstance(ctx.inputs, data_lib.HeadTaskInputs):
+        head = ctx.task_info.head
+        if others:
+            raise CompressionConfigError(f"stages: a {head} model compresses with pruning "
+                                         f"and qat only; drop {', '.join(others)}.")
+        if "qat" in cfg.stages and cfg.export.tflite:
+            raise CompressionConfigError(f"export.tflite: the full-int8 export of a {head} "
+                                         "model after qat is not supported yet; set it to "
+                                         "false (albert-tf-export exports model/).")
     s = cfg.structured
     if ctx.inputs.is_regression and "structured" in cfg.stages and \
             (s.distill_alpha or s.distill_hidden_weight):
@@ -284,6 +294,9 @@ def _training_texts(config: CompressionConfig):
     vocab = vocab_path(config.init_model)
     inputs = data_lib.load_task_inputs(task_info, data_lib.default_data_dir(config.data.data_dir),
                                        vocab, config.data.task, config.data.max_seq_length)
+    if not isinstance(inputs, data_lib.TaskInputs):
+        raise CompressionConfigError(f"speedup: a {task_info.head} model compresses with "
+                                     "pruning and qat only.")
     texts = [(ex.text_a, getattr(ex, "text_b", None)) for ex in inputs.train[:512]]
     return load_config_from_dir(config.init_model), task_info, vocab, texts
 

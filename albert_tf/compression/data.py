@@ -5,6 +5,12 @@ quantizers run as layer updates), so every stage trains with ``fit`` on the task
 training split, with the training library's optimizer (`build_optimizer`: AdamW or
 LAMB, warmup + linear decay), and is scored on the dev split. Test splits are never
 used.
+
+The data of a GLUE-style task (classification, regression) is `TaskInputs`; a head trained
+from a custom file of its own format (``Head.file_header``: multiple choice, token
+classification) compresses on its training task's datasets of ``<data_dir>/train.tsv`` and
+``dev.tsv`` (`HeadTaskInputs`), with its Keras loss (``Head.keras_loss``) and its training
+task's dev metrics.
 """
 
 from __future__ import annotations
@@ -62,14 +68,99 @@ class TaskInputs:
             out["input_mask"][i, :len(w)] = 1
         return out, np.asarray(labels)
 
+    @property
+    def loss(self) -> keras.losses.Loss:
+        """The Keras loss of the task's model (`task_loss`)."""
+        return task_loss(self.is_regression)
+
+    def fit_metrics(self) -> list:
+        return fit_metrics(self.is_regression)
+
+    def evaluate(self, model: keras.Model, batch_size: int) -> dict:
+        """Dev metrics of ``model`` (`evaluate`)."""
+        return evaluate(model, self.dev_dataset(batch_size), self.is_regression)
+
+
+@dataclasses.dataclass
+class HeadTaskInputs:
+    """The data of a head trained from a custom file of its own format: its training task
+    (``task``, an `albert_tf.training.task_base.Task`) reading ``train.tsv`` / ``dev.tsv``,
+    the head's Keras loss, the task's dev metrics. Only the pruning and QAT stages use it."""
+
+    name: str
+    task: object
+    loss: object
+    label_list: list | None
+    max_seq_length: int
+    is_regression = False
+
+    def fit_metrics(self) -> list:
+        """Nothing beside the loss (the dev metrics are the training task's)."""
+        return []
+
+    def _split(self, split: str, batch_size: int, is_training: bool, seed: int = 0):
+        data = copy.deepcopy(self.task.config.task.train_data)
+        data.split, data.global_batch_size, data.is_training = split, batch_size, is_training
+        data.shuffle_seed = seed
+        return self.task.build_inputs(data)
+
+    def train_dataset(self, batch_size: int, seed: int = 0) -> tf.data.Dataset:
+        """Shuffled, repeated ``(features, labels)`` batches of the train split."""
+        return self._split("train", batch_size, True, seed).repeat()
+
+    def dev_dataset(self, batch_size: int) -> tf.data.Dataset:
+        return self._split("dev", batch_size, False)
+
+    def evaluate(self, model: keras.Model, batch_size: int) -> dict:
+        """The training task's dev metrics of ``model`` and ``examples``."""
+        task, collected = self.task, {}
+        for inputs in self.dev_dataset(batch_size):
+            outputs = task.eval_outputs(inputs, model(task.features(inputs), training=False))
+            for key, value in outputs.items():
+                collected.setdefault(key, []).append(np.asarray(value))
+        collected = {k: np.concatenate(v, axis=0) for k, v in collected.items()}
+        examples = len(next(iter(collected.values())))
+        return {**{k: float(v) for k, v in task.reduce_eval(collected).items()},
+                "examples": examples}
+
+
+def load_head_inputs(head, task_info: TaskInfo, data_dir: str, vocab_file: str,
+                     task_name: str = "", max_seq_length: int = 0) -> HeadTaskInputs:
+    """`HeadTaskInputs` of ``head`` (its ``file_header``) from ``<data_dir>/train.tsv`` and
+    ``dev.tsv``, the labels in ``task_info``'s order."""
+    import os
+
+    from albert_tf.training.experiment_config import ExperimentConfig
+    config = ExperimentConfig()
+    task = config.task
+    task.type, task.name = head.task_type, task_name or task_info.task
+    task.train_file, task.dev_file = (os.path.join(data_dir, f"{split}.tsv")
+                                      for split in ("train", "dev"))
+    for path in (task.train_file, task.dev_file):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"a {head.name} model compresses on {path}, which does not "
+                                    f"exist; set data.data_dir to the folder of its train.tsv "
+                                    f"and dev.tsv.")
+    task.vocab_file, task.do_lower_case = vocab_file, task_info.do_lower_case
+    task.max_seq_length = max_seq_length or task_info.max_seq_length
+    task.label_list = list(task_info.label_list or [])
+    return HeadTaskInputs(task.name, head.training_task(config), head.keras_loss(),
+                          task.label_list or None, task.max_seq_length)
+
 
 def load_task_inputs(task_info: TaskInfo, data_dir: str, vocab_file: str,
-                     task_name: str = "", max_seq_length: int = 0) -> TaskInputs:
+                     task_name: str = "", max_seq_length: int = 0):
     """The examples of ``task_name`` (default ``task_info.task``) and the tokenizer of
-    ``vocab_file``: SentencePiece or WordPiece (`albert_tf.text.vocabulary.load_tokenizer`)."""
+    ``vocab_file``: SentencePiece or WordPiece (`albert_tf.text.vocabulary.load_tokenizer`);
+    for a head read from a custom file of its own format, `load_head_inputs`."""
     from albert_tf import resources
     from albert_tf.data.task_data import load_task
+    from albert_tf.heads import registry as heads
     from albert_tf.text.vocabulary import load_tokenizer
+    head = heads.get(task_info.head)
+    if head.file_header:
+        return load_head_inputs(head, task_info, data_dir, vocab_file, task_name,
+                                max_seq_length)
     name = task_name or task_info.task
     try:
         data = load_task(name, data_dir)       # a GLUE directory or the data root with glue/
@@ -96,6 +187,11 @@ def task_loss(is_regression: bool):
     return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
+def fit_metrics(is_regression: bool) -> list:
+    """What ``fit`` reports beside the loss: the accuracy of classification."""
+    return [] if is_regression else [keras.metrics.SparseCategoricalAccuracy(name="acc")]
+
+
 def make_optimizer(optimizer_config, train_steps: int, learning_rate: float = 0.0):
     """The training library's optimizer for a stage of ``train_steps`` steps."""
     from albert_tf.training.optimization import build_optimizer
@@ -107,10 +203,14 @@ def make_optimizer(optimizer_config, train_steps: int, learning_rate: float = 0.
 
 def compile_stage(model: keras.Model, optimizer_config, train_steps: int,
                   learning_rate: float = 0.0, is_regression: bool = False,
-                  run_eagerly: bool = False) -> keras.Model:
-    metrics = [] if is_regression else [keras.metrics.SparseCategoricalAccuracy(name="acc")]
+                  run_eagerly: bool = False, loss=None, metrics=None) -> keras.Model:
+    """``model`` compiled for a stage (``loss`` and ``metrics`` of ``fit``: default
+    `task_loss` and `fit_metrics`)."""
+    if metrics is None:
+        metrics = fit_metrics(is_regression)
     model.compile(optimizer=make_optimizer(optimizer_config, train_steps, learning_rate),
-                  loss=task_loss(is_regression), metrics=metrics, run_eagerly=run_eagerly)
+                  loss=loss or task_loss(is_regression), metrics=metrics,
+                  run_eagerly=run_eagerly)
     return model
 
 

@@ -169,14 +169,27 @@ def check_compression_task(init_model: str, task_name: str, data_dir: str) -> No
     """What ``albert-tf-compress`` trains and scores on, before TensorFlow loads: a GLUE
     task (``data.task``, else the ``task.json`` of ``init_model``), read from its own
     folder under ``data_dir``. A model of a custom TSV task or a SentEval task is refused,
-    saying compression reads GLUE tasks only."""
-    name = task_name
-    if not name:
-        try:
-            with open(os.path.join(init_model, "task.json"), encoding="utf-8") as f:
-                name = json.load(f).get("task") or ""
-        except (OSError, ValueError, AttributeError):
+    saying compression reads GLUE tasks only. A model of a head read from a custom file of
+    its own format (``Head.file_header``: multiple choice, token classification) trains on
+    ``data_dir``'s ``train.tsv`` and ``dev.tsv``, which must exist."""
+    import albert_tf.heads.registry as heads
+    name, head = task_name, None
+    try:
+        with open(os.path.join(init_model, "task.json"), encoding="utf-8") as f:
+            info = json.load(f)
+        name = name or info.get("task") or ""
+        head = heads.HEADS.get(info.get("head"))
+    except (OSError, ValueError, AttributeError):
+        if not name:
             return                          # the model directory's own check says why
+    if head is not None and head.file_header:
+        for split in ("train", "dev"):
+            if not os.path.isfile(os.path.join(data_dir, f"{split}.tsv")):
+                raise data_tasks.TaskDataError(
+                    f"--init_model={init_model} is a {head.name} model: albert-tf-compress "
+                    f"trains it on {os.path.join(data_dir, split + '.tsv')}, which does not "
+                    "exist; pass --data_dir=DIR, the folder of its train.tsv and dev.tsv.")
+        return
     if not name or name.lower() == "pretraining":
         return
     if data_tasks.glue_task_key(name) is None:

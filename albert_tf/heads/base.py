@@ -41,12 +41,19 @@ One `Head` subclass per head, registered with ``@register``, owns:
 ``hf_dense`` /           the head exactly, our Dense layer that is its Linear, that Linear's
 ``hf_linear``            name, and its ``problem_type`` (`albert_tf.interop.hf_tasks`)
 ``runner_rows`` /        the export runners (`albert_tf.runtime.runner`): which packed rows one
-``decode``               example becomes, and how their outputs become the answer
+``decode`` /             example becomes, how their outputs become the answer, and the keys
+``answer_keys``          of every answer
+``keras_loss`` /         the Keras loss compression's ``fit`` trains its model with, and the
+``compression_stages``   compression stages that model can go through (pruning, QAT)
+``smoke_files`` /        a tiny train set in its own input format and the overrides that
+``smoke_inputs``         train on it, and texts for the runners: the end-to-end test of every
+                         head (``tests/test_every_head.py``)
 =======================  ==============================================================
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -66,6 +73,26 @@ def softmax_and_argmax(logits, id_name: str = "label_id") -> dict:
     logits = tf.cast(logits, tf.float32)
     return {"probabilities": tf.nn.softmax(logits, axis=-1),
             id_name: tf.cast(tf.argmax(logits, axis=-1), tf.int32)}
+
+
+def smoke_sentences(n: int = 16) -> list[str]:
+    """``n`` short distinct review sentences, every other one positive: the texts of the
+    heads' smoke data (`Head.smoke_files`)."""
+    good, bad = ("a gorgeous film", "a warm story", "sharp and funny"), ("a dull mess",
+                                                                        "flat and slow")
+    return [f"{(good if i % 2 else bad)[i % (3 if i % 2 else 2)]} number {i} ." for i in range(n)]
+
+
+def write_smoke_tsv(directory: str, header: Sequence[str], rows: Sequence[Sequence]) -> dict:
+    """Writes ``train.tsv`` and ``dev.tsv`` (the same ``rows`` under ``header``) to
+    ``directory``; returns ``{"train": path, "dev": path}``."""
+    os.makedirs(directory, exist_ok=True)
+    text = "".join("\t".join(map(str, row)) + "\n" for row in (header, *rows))
+    paths = {split: os.path.join(directory, f"{split}.tsv") for split in ("train", "dev")}
+    for path in paths.values():
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    return paths
 
 
 class Head:
@@ -117,6 +144,11 @@ class Head:
     #: the model output knowledge distillation matches between teacher and student
     #: (`albert_tf.compression`); None: this head is not distilled.
     distill_output: str | None = None
+    #: the compression stages (`albert_tf.compression`) its model can go through:
+    #: ``"pruning"`` (magnitude pruning, TF-MOT) and ``"qat"`` (quantization-aware training).
+    compression_stages: tuple[str, ...] = ("pruning", "qat")
+    #: the keys of every answer `decode` gives (the export runners' ``predict``).
+    answer_keys: tuple[str, ...] = ()
     #: an ``export_only`` head: what ``--head=<name>`` gives (albert-tf-export's help).
     export_help = ""
     #: the keras-hub task base class that computes this head exactly (``"TextClassifier"``:
@@ -150,6 +182,25 @@ class Head:
         """The `albert_tf.training.task_base.Task` that trains this head on ``config`` (an
         `ExperimentConfig`); a head that is never trained has none."""
         raise NotImplementedError(f"the {self.name} head has no training task.")
+
+    def smoke_files(self, directory: str, vocab: str) -> list[str]:
+        """Writes a tiny train (and dev) set of this head's own input format (16 examples)
+        to ``directory`` and returns the ``--params_override`` lines that train this head on
+        it (on albert-tf-finetune's defaults; ``vocab``: the vocabulary file): the
+        end-to-end test of every head. An ``export_only`` head has none."""
+        raise NotImplementedError(f"the {self.name} head has no smoke data.")
+
+    def smoke_inputs(self) -> tuple[list, list | None]:
+        """``(texts_a, texts_b)`` for the runners' ``predict`` (``texts_b`` None: one text
+        per example), a few examples: the end-to-end test of every head."""
+        return smoke_sentences(3), None
+
+    def keras_loss(self):
+        """The Keras loss of this head's model for compression's ``fit`` (`albert_tf.
+        compression`), on the labels its training task's datasets give: the cross-entropy
+        of ``logits`` against integer labels by default."""
+        from albert_tf.backend import keras
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
     def example_data(self, data_dir: str, output_dir: str, overwrite: bool = False) -> str:
         """Writes the ``example_task`` folder under ``output_dir`` from the shared data of

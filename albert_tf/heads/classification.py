@@ -13,7 +13,8 @@ import numpy as np
 
 from albert_tf import resources
 from albert_tf.data.task_data import SENTEVAL_TASKS
-from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
+from albert_tf.heads.base import (Head, lazy_tf, smoke_sentences, softmax_and_argmax,
+                                  write_smoke_tsv)
 from albert_tf.heads.registry import register
 from albert_tf.training.task_base import TextTask, custom_task_files, resolve_path
 
@@ -41,9 +42,16 @@ class ClassificationHead(Head):
     hf_problem_type = "single_label_classification"
     decoded_output = "probabilities"
     distill_output = "logits"
+    answer_keys = ("label", "label_id", "probabilities")
 
     def training_task(self, config, **kwargs):
         return ClassificationTask(config, **kwargs)
+
+    def smoke_files(self, directory, vocab):
+        """A custom TSV task (``sentence``, ``label`` 0/1)."""
+        rows = [(text, i % 2) for i, text in enumerate(smoke_sentences())]
+        return smoke_tsv_overrides(write_smoke_tsv(directory, ("sentence", "label"), rows),
+                                   vocab)
 
     def build_model(self, config, info, **build_kwargs):
         return build_classifier(config, len(info.label_list), **build_kwargs)
@@ -86,9 +94,22 @@ class RegressionHead(Head):
     hf_dense = "regressor"
     hf_problem_type = "regression"
     decoded_output = "value"
+    answer_keys = ("value",)
 
     def training_task(self, config, **kwargs):
         return ClassificationTask(config, **kwargs)
+
+    def keras_loss(self):
+        """The squared error of ``value`` against the float labels."""
+        from albert_tf.backend import keras
+        return keras.losses.MeanSquaredError()
+
+    def smoke_files(self, directory, vocab):
+        """A custom TSV task with float labels (``sentence``, ``score``)."""
+        rows = [(text, f"{i % 5}.5") for i, text in enumerate(smoke_sentences())]
+        files = write_smoke_tsv(directory, ("sentence", "score"), rows)
+        return smoke_tsv_overrides(files, vocab) + ["task.label_column=score",
+                                                    "task.is_regression=true"]
 
     def build_model(self, config, info, **build_kwargs):
         return build_regressor(config, **build_kwargs)
@@ -108,6 +129,13 @@ class RegressionHead(Head):
 
     def decode(self, runner, outs, rows, example):
         return {"value": float(np.reshape(outs[0]["value"], [-1])[0])}
+
+
+def smoke_tsv_overrides(files: dict, vocab: str, task_type: str = "classification"
+                        ) -> list[str]:
+    """The overrides that train ``task_type`` on the custom files ``files`` (`write_smoke_tsv`)."""
+    return [f"task.type={task_type}", "task.name=smoke", f"task.train_file={files['train']}",
+            f"task.dev_file={files['dev']}", f"task.vocab_file={vocab}"]
 
 
 # -------------------------------------------------------------------------- model

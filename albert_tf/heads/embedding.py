@@ -23,6 +23,7 @@ class EmbeddingHead(Head):
     export_help = "mean over the mask, L2-normalized"
     sdk_outputs = {"embedding": "Mean of the last hidden states over the mask, L2-normalized."}
     sdk_runners = ("MediaPipe TextEmbedder",)
+    answer_keys = ("embedding",)
 
     def text_inputs(self, info):
         return ("text",)

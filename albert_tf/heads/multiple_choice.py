@@ -12,8 +12,9 @@ import numpy as np
 
 from albert_tf.data.task_data import (Example, TaskData, TaskDataError, bad_row,
                                       batch_slices, numbered_header_rows, width_problem)
-from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
-from albert_tf.heads.classification import ClassificationTask
+from albert_tf.heads.base import (Head, lazy_tf, smoke_sentences, softmax_and_argmax,
+                                  write_smoke_tsv)
+from albert_tf.heads.classification import ClassificationTask, smoke_tsv_overrides
 from albert_tf.heads.decoding import softmax
 from albert_tf.heads.registry import register
 from albert_tf.training.task_base import custom_task_files
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
 
 MULTIPLE_CHOICE_SYNTAX = ("--task=NAME --params_override=task.type=multiple_choice,"
                           "task.train_file=train.tsv,task.dev_file=dev.tsv")
+
+
+#: the two choices of every context of the smoke data (`MultipleChoiceHead.smoke_files`).
+SMOKE_CHOICES = ("it is bad .", "it is good .")
 
 
 @register
@@ -52,6 +57,18 @@ class MultipleChoiceHead(Head):
 
     def training_task(self, config, **kwargs):
         return MultipleChoiceTask(config, **kwargs)
+
+    answer_keys = ("choice", "choice_id", "probabilities")
+
+    def smoke_files(self, directory, vocab):
+        """A custom TSV task: ``context``, two choices, the right one's index."""
+        rows = [(text, *SMOKE_CHOICES, i % 2) for i, text in enumerate(smoke_sentences())]
+        files = write_smoke_tsv(directory, ("context", "choice_0", "choice_1", "label"), rows)
+        return smoke_tsv_overrides(files, vocab, self.task_type)
+
+    def smoke_inputs(self):
+        texts = smoke_sentences(3)
+        return texts, [list(SMOKE_CHOICES)] * len(texts)
 
     def example_data(self, data_dir, output_dir, overwrite=False):
         return rte_choice(data_dir, output_dir, overwrite=overwrite)

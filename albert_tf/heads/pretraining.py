@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from albert_tf.data import input_checks
-from albert_tf.heads.base import Head, lazy_tf
+from albert_tf.heads.base import Head, lazy_tf, smoke_sentences
 from albert_tf.heads.registry import register
 from albert_tf.hyperparams import ConfigValueError
 from albert_tf.training.task_base import MODEL_INPUTS, Task, resolve_path
@@ -25,9 +25,30 @@ class PretrainingHead(Head):
     task_type = "pretraining"
     onnx_outputs = ("sequence_output", "pooled_output")
     hf_task = "ForPreTraining"
+    #: QAT cannot clone the pretrainer (``MaskedLMHead.get_config`` raises).
+    compression_stages = ("pruning",)
+    answer_keys = ("pooled_output",)
 
     def training_task(self, config, **kwargs):
         return PretrainingTask(config, **kwargs)
+
+    def smoke_files(self, directory, vocab):
+        """Raw text (``corpus.txt``: documents of sentences, one per line), masked as it
+        is read (``source: text``)."""
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, "corpus.txt")
+        sentences = smoke_sentences()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n\n".join("\n".join(sentences[i:i + 4]) for i in range(0, 16, 4)) + "\n")
+        return [f"task.type={self.task_type}", f"task.train_data.input_path={path}",
+                "task.train_data.source=text", "task.train_data.shuffle_buffer=16",
+                "task.validation_data.input_path=", f"task.vocab_file={vocab}"]
+
+    def smoke_inputs(self):
+        """Sentence pairs (a pretrained model directory's ``text_pair``), the second one
+        following the first."""
+        texts = smoke_sentences(4)
+        return texts[:3], texts[1:]
 
     def build_model(self, config, info, **build_kwargs):
         from albert_tf.models.pretrainer import build_pretrainer

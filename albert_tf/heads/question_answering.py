@@ -16,7 +16,7 @@ import os
 
 from albert_tf.data.task_data import SQUAD_TASKS
 from albert_tf.heads import span
-from albert_tf.heads.base import Head, lazy_tf
+from albert_tf.heads.base import Head, lazy_tf, smoke_sentences
 from albert_tf.heads.registry import register
 from albert_tf.heads.span import best_spans, sdk_span_logits
 from albert_tf.training.task_base import Task, TextTask, resolve_path
@@ -50,8 +50,28 @@ class SpanHead(Head):
                "Face's qa_outputs leaves padding unmasked (its question-answering pipeline "
                "masks it)")
 
+    answer_keys = ("answer", "start_index", "end_index", "score")
+
     def training_task(self, config, **kwargs):
         return SquadTask(config, **kwargs)
+
+    def smoke_files(self, directory, vocab):
+        """SQuAD 1.1 JSON (``train.json``, ``dev.json``): where each review's number is."""
+        paragraphs = [{"context": text, "qas": [{
+            "id": f"q{i}", "question": "which number is it ?",
+            "answers": [{"text": str(i), "answer_start": text.index(f" {i} ") + 1}]}]}
+            for i, text in enumerate(smoke_sentences())]
+        os.makedirs(directory, exist_ok=True)
+        for split in ("train", "dev"):
+            with open(os.path.join(directory, f"{split}.json"), "w", encoding="utf-8") as f:
+                json.dump({"version": "1.1", "data": [{"title": "smoke",
+                                                       "paragraphs": paragraphs}]}, f)
+        return [f"task.type={self.task_type}", "task.name=squad", f"task.data_dir={directory}",
+                f"task.vocab_file={vocab}", "task.doc_stride=32", "task.max_query_length=16"]
+
+    def smoke_inputs(self):
+        texts = smoke_sentences(3)
+        return ["which number is it ?"] * len(texts), texts
 
     def build_model(self, config, info, **build_kwargs):
         return build_span_extractor(config, **build_kwargs)

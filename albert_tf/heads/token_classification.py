@@ -13,7 +13,8 @@ import numpy as np
 
 from albert_tf.data.task_data import (Example, TaskData, TaskDataError, bad_row,
                                       batch_slices, numbered_header_rows, width_problem)
-from albert_tf.heads.base import Head, lazy_tf, softmax_and_argmax
+from albert_tf.heads.base import (Head, lazy_tf, smoke_sentences, softmax_and_argmax,
+                                  write_smoke_tsv)
 from albert_tf.heads.decoding import word_labels
 from albert_tf.heads.registry import register
 from albert_tf.training.task_base import TextTask, custom_task_files
@@ -54,6 +55,21 @@ class TokenClassificationHead(Head):
     def training_task(self, config, **kwargs):
         return TokenClassificationTask(config, **kwargs)
 
+    answer_keys = ("words", "labels")
+
+    def keras_loss(self):
+        """The cross-entropy of ``logits [B, S, T]`` against the tags ``[B, S]`` of the words'
+        first pieces (labels < 0, the other pieces and pads, weigh nothing), as training's."""
+        return masked_tag_loss
+
+    def smoke_files(self, directory, vocab):
+        """A custom TSV task (``tokens``, ``tags``): the numbers of the sentences are ``NUM``."""
+        from albert_tf.heads.classification import smoke_tsv_overrides
+        rows = [(text, " ".join("NUM" if word.isdigit() else "O" for word in text.split()))
+                for text in smoke_sentences()]
+        files = write_smoke_tsv(directory, ("tokens", "tags"), rows)
+        return smoke_tsv_overrides(files, vocab, self.task_type)
+
     def example_data(self, data_dir, output_dir, overwrite=False):
         return sst2_tags(data_dir, output_dir, overwrite=overwrite)
 
@@ -75,6 +91,17 @@ class TokenClassificationHead(Head):
         label_ids = np.argmax(outs[0]["probabilities"], -1)[1:pieces + 1]
         words, labels = word_labels(text, spans[:pieces], label_ids)
         return {"words": words, "labels": [runner.labels[i] for i in labels]}
+
+
+def masked_tag_loss(labels, logits):
+    """Mean cross-entropy of ``logits [B, S, T]`` over the positions whose ``labels [B, S]``
+    are >= 0 (a word's first piece): the token-classification loss as a Keras loss."""
+    from albert_tf.training import metrics as metrics_lib
+    tf = lazy_tf()
+    labels = tf.cast(labels, tf.int32)
+    weights = tf.cast(labels >= 0, tf.float32)
+    xent = metrics_lib.sparse_xent(tf.maximum(labels, 0), tf.cast(logits, tf.float32))
+    return tf.reduce_sum(xent * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
 
 
 # -------------------------------------------------------------------------- model
