@@ -72,3 +72,15 @@ def test_median_ms_times_exactly_the_runs_after_warmup_with_the_given_clock():
     fake_clock = lambda: next(ticks) / 1e3  # noqa: E731 (each call 1 ms apart, 1 ms per call)
     assert timing.median_ms(lambda: calls.append(1), runs=5, warmup=2, clock=fake_clock) == 1.0
     assert len(calls) == 7
+
+
+def test_time_call_runs_until_the_measured_time_reaches_min_seconds():
+    """``min_seconds`` counts the measured latencies, so their sum always reaches it
+    (albert-tflite-benchmark reports that total)."""
+    from albert_tf.benchmark.timing import time_call
+
+    ticks = iter(range(10_000))
+    fake_clock = lambda: next(ticks) * 0.5  # noqa: E731  (each call measures 500 ms)
+    latencies = time_call(lambda: None, 2, 2.0, 0, clock=fake_clock)
+    assert latencies == [500.0] * 4
+    assert len(time_call(lambda: None, 6, 2.0, 0, clock=fake_clock)) == 6
